@@ -1,0 +1,40 @@
+# Thin targets; CI (.ci/run) and the README call these.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+SHARED ?= ../shared
+
+.PHONY: setup sample test lint bench eval clean
+
+$(BIN)/mdfts: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,datasette]'
+	@touch $@
+
+setup: $(BIN)/mdfts
+
+sample: setup  ## build the bundled sample docs, show the index, run one search
+	$(BIN)/mdfts build sample/docs -o dist/sample-docs.db
+	$(BIN)/mdfts info dist/sample-docs.db
+	$(BIN)/mdfts search dist/sample-docs.db "payments rollback PAYMENTS_DB_URL" -k 3
+
+test: setup  ## the whole test suite
+	$(BIN)/python -m pytest -q
+
+lint: setup
+	$(BIN)/python -m pytest -q tests/test_workflows.py
+
+eval: setup  ## retrieval quality on the bundled sample, and on ../shared/devset when present
+	$(BIN)/mdfts build sample/docs -o dist/sample-docs.db -q
+	$(BIN)/mdfts eval dist/sample-docs.db sample/queries.jsonl
+	@if [ -d $(SHARED)/devset/opsdocs ]; then \
+	  $(BIN)/mdfts build $(SHARED)/devset/opsdocs -o dist/opsdocs.db -q && \
+	  $(BIN)/mdfts eval dist/opsdocs.db $(SHARED)/devset/opsdocs.queries.jsonl; \
+	else echo "no $(SHARED)/devset: skipped the dev set"; fi
+
+bench: setup  ## speed, size and memory, side by side (writes docs/benchmarks.md)
+	$(BIN)/python -m mdfts.bench $(BENCH_ARGS)
+
+clean:
+	rm -rf dist build *.egg-info .pytest_cache .hypothesis

@@ -1,0 +1,91 @@
+"""build_index(): discover → parse → sections → tokens → write, nothing else."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mdfts.discover import DEFAULT_INCLUDE, discover, read_source
+from mdfts.errors import MdftsError, SourceError
+from mdfts.queries import package_queries
+from mdfts.sections import split_sections
+from mdfts.write import IndexWriter, WriteStats
+
+ON_ERROR = ("fail", "skip")
+
+
+@dataclass(slots=True)
+class BuildResult:
+    out: Path
+    stats: WriteStats
+    files: int
+    skipped: list[str] = field(default_factory=list)
+
+
+def build_index(
+    roots: Sequence[Path],
+    out: Path,
+    *,
+    include: Sequence[str] = DEFAULT_INCLUDE,
+    exclude: Sequence[str] = (),
+    on_error: str = "fail",
+    source_name: str | None = None,
+    warn: Callable[[str], None] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> BuildResult:
+    """Build the index file `out` from the markdown under `roots`; the old file survives a failure.
+
+    :param on_error: "fail" stops at the first unreadable file; "skip" warns and leaves it out.
+    :param progress: called with (files done, files in all, path) after each file.
+    """
+    if on_error not in ON_ERROR:
+        raise MdftsError(f"--on-error must be one of {', '.join(ON_ERROR)}")
+    out = Path(out)
+    files = discover(roots, include, exclude, skip=[out], warn=warn)
+    meta = {
+        "mdfts_version": _version(),
+        "source": source_name or ", ".join(sorted({r.resolve().name or "/" for r in roots})),
+        "files": str(len(files)),
+    }
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch:
+        if not epoch.isdigit():
+            raise MdftsError(f"SOURCE_DATE_EPOCH={epoch!r} is not a whole number of seconds")
+        meta["built_at"] = epoch
+    skipped: list[str] = []
+    try:
+        return _write(files, out, meta, on_error, skipped, warn, progress)
+    except sqlite3.Error as err:
+        raise MdftsError(f"{out}: cannot write the index: {err}") from None
+    except OSError as err:
+        raise MdftsError(f"{out}: cannot write the index: {err.strerror or err}") from None
+
+
+def _write(files, out, meta, on_error, skipped, warn, progress):  # type: ignore[no-untyped-def]
+    with IndexWriter(out) as writer:
+        for n, f in enumerate(files, 1):
+            try:
+                src = read_source(f)
+                doc = split_sections(src.path, src.text, src.sha256, src.size)
+            except SourceError as err:
+                if on_error == "fail":
+                    raise
+                skipped.append(f.path)
+                if warn:
+                    warn(f"{err}; skipped")
+                continue
+            writer.add(doc)
+            if progress:
+                progress(n, len(files), f.path)
+        meta["skipped"] = str(len(skipped))
+        stats = writer.finish(meta, [q.row() for q in package_queries()])
+    return BuildResult(out, stats, len(files), skipped)
+
+
+def _version() -> str:
+    from mdfts import __version__
+
+    return __version__

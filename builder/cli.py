@@ -1,0 +1,310 @@
+"""The `mdfts` command: read options → one library call → output. The only module that prints."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from mdfts import __version__
+from mdfts.errors import MdftsError
+from mdfts import output
+
+
+class MdftsGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MdftsError as err:  # the one place library errors become CLI errors
+            raise click.ClickException(str(err)) from err
+        except BrokenPipeError:  # `mdfts search ... | head`
+            sys.stderr.close()
+            sys.exit(0)
+
+
+def _warn(message: str) -> None:
+    click.echo(f"Warning: {message}", err=True)
+
+
+@click.group(cls=MdftsGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="mdfts")
+def cli() -> None:
+    """Markdown docs → one versioned, read-only SQLite FTS5 file of heading-bounded sections."""
+
+
+@cli.command()
+@click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-o", "--output", "out", required=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="The .db file to write (replaced atomically).")
+@click.option("--include", multiple=True, metavar="GLOB", help="Files to index (default: *.md, *.markdown). Repeatable.")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Files to leave out, e.g. 'drafts/**'. Repeatable.")
+@click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True,
+              help="On an unreadable file: fail the build (keeping the old index), or warn and skip it.")
+@click.option("--source-name", metavar="NAME", help="How mdfts_meta describes the source (default: the folder names).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
+def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclude: tuple[str, ...],
+          on_error: str, source_name: str | None, quiet: bool) -> None:
+    """Build an index from one or more folders of markdown.
+
+    \b
+    Example:
+      mdfts build docs/ -o dist/docs.db
+    """
+    from mdfts.build import build_index
+    from mdfts.discover import DEFAULT_INCLUDE
+
+    started = time.perf_counter()
+    bar = None
+    show_bar = not quiet and sys.stderr.isatty()
+
+    def progress(done: int, total: int, path: str) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = click.progressbar(length=total, label="Indexing", file=sys.stderr)
+            bar.__enter__()
+        bar.update(1)
+
+    try:
+        result = build_index(
+            list(sources), out, include=include or DEFAULT_INCLUDE, exclude=exclude, on_error=on_error,
+            source_name=source_name, warn=_warn, progress=progress if show_bar else None,
+        )
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+    if not quiet:
+        s = result.stats
+        click.echo(
+            f"{out}: {s.documents} documents, {s.sections} sections, {s.tokens} exact tokens, "
+            f"{s.bytes:,} bytes in {time.perf_counter() - started:.2f}s"
+            + (f"; {len(result.skipped)} skipped" if result.skipped else ""),
+            err=True,
+        )
+
+
+@cli.command()
+@click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def info(db: Path, as_json: bool) -> None:
+    """Show an index's versions, source, counts and whether this mdfts can read it.
+
+    \b
+    Example:
+      mdfts info dist/docs.db --json
+    """
+    from mdfts.index import index_info
+
+    data = index_info(db)
+    if as_json:
+        click.echo(output.to_json(data))
+        return
+    meta = data["meta"]
+    rows = [
+        ("index", data["path"]),
+        ("bytes", f"{data['bytes']:,}"),
+        ("schema", f"{data['schema_version']} (this mdfts reads {data['readable_schema_version']}: "
+                   f"{'compatible' if data['compatible'] else 'NOT compatible, rebuild it'})"),
+        ("built by mdfts", meta.get("mdfts_version", "?")),
+        ("artifact version", meta.get("artifact_version", "-")),
+        ("source", meta.get("source", "?")),
+    ]
+    for key in ("git_commit", "git_ref", "built_at"):
+        if key in meta:
+            rows.append((key.replace("_", " "), meta[key]))
+    rows += [
+        ("documents", meta.get("documents", "?")),
+        ("sections", meta.get("sections", "?")),
+        ("exact tokens", meta.get("tokens", "?")),
+        ("tokenizer", meta.get("tokenizer", "?")),
+        ("sqlite", meta.get("sqlite_version", "?")),
+        ("content digest", meta.get("content_digest", "?")),
+        ("queries", ", ".join(data["queries"])),
+    ]
+    click.echo(output.key_values(rows))
+
+
+def _hits_text(hits: list[dict[str, Any]]) -> str:
+    lines = []
+    for h in hits:
+        trail = " > ".join(h["trail"]) or "(lead text)"
+        lines.append(f"{h['rank']:>2}. {h['path']}:{h['start_line']}-{h['end_line']}  {trail}  [{h['score']:.3f}]")
+        if h.get("snippet"):
+            lines.append("    " + " ".join(h["snippet"].split()))
+    return "\n".join(lines)
+
+
+@cli.command()
+@click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("query", required=False)
+@click.option("-k", "--limit", "k", type=click.IntRange(1, 1000), default=10, show_default=True, help="Results per query.")
+@click.option("--queries", "queries_file", type=click.File("r", encoding="utf-8"),
+              help="Run every line of this file as a query (- for stdin); prints JSON Lines.")
+@click.option("--json", "as_json", is_flag=True, help="JSON: an array, or with --queries one object a line.")
+@click.option("--sql", "show_sql", is_flag=True, help="Print the SQL of the search query instead.")
+def search(db: Path, query: str | None, k: int, queries_file: Any, as_json: bool, show_sql: bool) -> None:
+    """Find the sections that best match QUERY (any text: words, ENV_VARS, --flags, E1234).
+
+    \b
+    Examples:
+      mdfts search dist/docs.db "payments rollback PAYMENTS_DB_URL"
+      mdfts search dist/docs.db --queries questions.txt --json -k 5
+    """
+    from mdfts import search as lib
+
+    if show_sql:
+        click.echo(lib.run_named_sql(db, "search"), nl=False)
+        return
+    if queries_file is not None:
+        if query is not None:
+            raise click.UsageError("give QUERY or --queries, not both")
+        lines = queries_file.read().splitlines()
+        for q, hits in lib.search_many(db, lines, limit=k):
+            click.echo(output.to_json_line({"query": q, "results": hits}))
+        return
+    if query is None:
+        raise click.UsageError("give a QUERY, or --queries FILE")
+    hits = lib.search(db, query, limit=k)
+    if as_json:
+        click.echo(output.to_json(hits))
+    elif not hits:
+        what = "no usable search term" if not lib.has_terms(query) else "no section matches"
+        click.echo(f"{what}: {query!r}", err=True)
+    else:
+        click.echo(_hits_text(hits))
+
+
+@cli.command()
+@click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("ref")
+@click.option("--neighbors", is_flag=True, help="Also show the parent, previous, next and child sections.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+def show(db: Path, ref: str, neighbors: bool, as_json: bool) -> None:
+    """Print a section by id or by PATH#ANCHOR.
+
+    \b
+    Examples:
+      mdfts show dist/docs.db 42
+      mdfts show dist/docs.db runbooks/payments.md#rollback-procedure --neighbors
+    """
+    from mdfts import search as lib
+
+    rows = lib.show(db, ref, neighbors)
+    if as_json:
+        click.echo(output.to_json(rows))
+        return
+    for row in rows:
+        rel = f" ({row['relation']})" if "relation" in row else ""
+        click.echo(f"<!-- {row['path']}:{row['start_line']}-{row['end_line']} #{row['anchor']} id={row['id']}{rel} -->")
+        click.echo(row["body"].rstrip() + "\n")
+
+
+@cli.command()
+@click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("tok", metavar="TOKEN")
+@click.option("-k", "--limit", "k", type=click.IntRange(1, 10000), default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+def token(db: Path, tok: str, k: int, as_json: bool) -> None:
+    """List the sections that contain an exact TOKEN (case-exact matches first).
+
+    \b
+    Example:
+      mdfts token dist/docs.db PAYMENTS_DB_URL
+    """
+    from mdfts import search as lib
+
+    rows = lib.token(db, tok, k)
+    if as_json:
+        click.echo(output.to_json(rows))
+    elif not rows:
+        click.echo(f"no section holds the token {tok!r}", err=True)
+    else:
+        click.echo(output.table(rows, ["id", "path", "start_line", "end_line", "heading", "token", "kind", "exact"]))
+
+
+def _param(values: tuple[str, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in values:
+        if "=" not in item:
+            raise click.UsageError(f"--param takes NAME=VALUE, not {item!r}")
+        name, value = item.split("=", 1)
+        out[name.lstrip(":")] = int(value) if value.lstrip("-").isdigit() else value
+    return out
+
+
+@cli.command()
+@click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("name", required=False)
+@click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A query parameter. Repeatable.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array of objects keyed by column.")
+@click.option("--sql", "show_sql", is_flag=True, help="Print the query's SQL instead of running it.")
+def query(db: Path, name: str | None, params: tuple[str, ...], as_json: bool, show_sql: bool) -> None:
+    """Run a query shipped in the index by NAME; without NAME, list them.
+
+    \b
+    Examples:
+      mdfts query dist/docs.db
+      mdfts query dist/docs.db token --param token=E1027 --json
+    """
+    from mdfts import search as lib
+
+    if name is None:
+        click.echo(output.table(lib.list_queries(db), ["name", "params", "title"], width=90))
+        return
+    if show_sql:
+        click.echo(lib.run_named_sql(db, name), nl=False)
+        return
+    rows = lib.run_named(db, name, _param(params))
+    click.echo(output.to_json(rows) if as_json else output.table(rows) or "(no rows)")
+
+
+@cli.command()
+@click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("question")
+@click.option("--budget", type=click.IntRange(50, 1_000_000), default=2000, show_default=True,
+              help="Rough size limit in LLM tokens (~4 characters each).")
+@click.option("-k", "--limit", "k", type=click.IntRange(1, 100), default=5, show_default=True, help="Matches to consider.")
+def context(db: Path, question: str, budget: int, k: int) -> None:
+    """Print prompt-ready markdown for QUESTION: best sections first, each with its source.
+
+    \b
+    Example:
+      mdfts context dist/docs.db "how do I roll back payments?" --budget 1500
+    """
+    from mdfts import search as lib
+
+    click.echo(lib.context(db, question, budget=budget, k=k), nl=False)
+
+
+@cli.command(name="eval")
+@click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("queries_file", metavar="QUERIES.jsonl", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("-k", type=click.IntRange(1, 100), default=10, show_default=True)
+@click.option("--min-hit1", type=click.FloatRange(0, 1), help="Exit 1 when overall Hit@1 is below this.")
+@click.option("--json", "as_json", is_flag=True, help="Print the metrics (and every query's rank) as JSON.")
+def eval_(db: Path, queries_file: Path, k: int, min_hit1: float | None, as_json: bool) -> None:
+    """Score retrieval on labelled queries: Hit@1, Hit@3, MRR@10, FileHit@1, per kind.
+
+    Each line of QUERIES.jsonl: {"id", "q", "gold": [{"path", "line"}], "kind"}; a hit is the
+    gold path with start_line <= line <= end_line.
+
+    \b
+    Example:
+      mdfts eval dist/docs.db tests/queries.jsonl --min-hit1 0.9
+    """
+    from mdfts.evaluate import evaluate
+
+    result = evaluate(db, queries_file, k=k)
+    if as_json:
+        click.echo(output.to_json(result))
+    else:
+        rows = [{"kind": kind, **{key: (round(v, 3) if isinstance(v, float) else v) for key, v in s.items()}}
+                for kind, s in result["kinds"].items()]
+        click.echo(output.table(rows, ["kind", "n", "hit1", "hit3", "mrr10", "filehit1", "median_chars1"]))
+    hit1 = result["kinds"]["all"]["hit1"]
+    if min_hit1 is not None and hit1 < min_hit1:
+        click.echo(f"Error: Hit@1 {hit1:.3f} is below --min-hit1 {min_hit1}", err=True)
+        sys.exit(1)

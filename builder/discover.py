@@ -1,0 +1,176 @@
+"""Find the markdown files under the source roots and decode them; ignore rules live here."""
+
+from __future__ import annotations
+
+import codecs
+import fnmatch
+import hashlib
+import os
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from mdfts.errors import MdftsError, SourceError
+
+DEFAULT_INCLUDE = ("*.md", "*.markdown")
+SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    path: str  # relative to the root it came from, "/" separators
+    abspath: Path
+
+
+@dataclass(frozen=True, slots=True)
+class SourceText:
+    path: str
+    text: str  # decoded, BOM removed; line endings as in the file
+    sha256: str
+    size: int
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """Translate a gitignore-like glob: `**/` spans folders, `*` and `?` stay within one."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[":
+            j = pattern.find("]", i + 1)
+            if j < 0:
+                out.append(re.escape(pattern[i]))
+                i += 1
+            else:
+                out.append(fnmatch.translate(pattern[i : j + 1])[4:-3])
+                i = j + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def matches(relpath: str, pattern: str) -> bool:
+    """True when a relative path matches a glob; a pattern without "/" matches the file name."""
+    target = relpath if "/" in pattern.rstrip("/") else relpath.rsplit("/", 1)[-1]
+    return _glob_regex(pattern.lstrip("/")).match(target) is not None
+
+
+def _selected(relpath: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
+    return any(matches(relpath, p) for p in include) and not any(matches(relpath, p) for p in exclude)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def discover(
+    roots: Sequence[Path],
+    include: Sequence[str] = DEFAULT_INCLUDE,
+    exclude: Sequence[str] = (),
+    skip: Sequence[Path] = (),
+    warn: Callable[[str], None] | None = None,
+) -> list[SourceFile]:
+    """The markdown files under the roots, sorted by relative path.
+
+    One root: paths are relative to it. Several: relative to their common parent folder.
+    Hidden files and folders, node_modules and the paths in `skip` are left out; a symlink is
+    followed only when it points at a file inside its root (folders behind links are not entered).
+    """
+    if not roots:
+        raise MdftsError("no source folder given")
+    resolved = []
+    for root in roots:
+        if not root.exists():
+            raise MdftsError(f"{root}: no such file or folder")
+        resolved.append(root.resolve())
+    if len(resolved) == 1:
+        base = resolved[0] if resolved[0].is_dir() else resolved[0].parent
+    else:
+        base = Path(os.path.commonpath([r if r.is_dir() else r.parent for r in resolved]))
+    skipped = {p.resolve() for p in skip}
+    found: dict[str, SourceFile] = {}
+
+    def add(abspath: Path, root: Path) -> None:
+        rel = abspath.relative_to(base).as_posix() if _inside(abspath, base) else abspath.name
+        if abspath.is_symlink():
+            target = abspath.resolve()
+            if not _inside(target, root) or not target.is_file():
+                if warn:
+                    warn(f"{rel}: skipped, a symlink that leads outside {root.name or root}")
+                return
+        if abspath.resolve() in skipped or rel in found:
+            return
+        found[rel] = SourceFile(rel, abspath)
+
+    for root in resolved:
+        if root.is_file():
+            add(root, root.parent)
+            continue
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+            here = Path(dirpath)
+            dirnames[:] = sorted(
+                d for d in dirnames
+                if not d.startswith(".") and d not in SKIP_DIRS and not (here / d).is_symlink()
+            )
+            for name in sorted(filenames):
+                if name.startswith("."):
+                    continue
+                abspath = here / name
+                rel = abspath.relative_to(root).as_posix()
+                if _selected(rel, include, exclude):
+                    add(abspath, root)
+    return [found[k] for k in sorted(found)]
+
+
+_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
+
+
+def decode(path: str, data: bytes) -> str:
+    """UTF-8 (a BOM is dropped) or UTF-16 with a BOM; anything else is an error naming the line."""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            body = data[len(bom):]
+            try:
+                return body.decode(encoding)
+            except UnicodeDecodeError as err:
+                raise SourceError(path, None, f"not valid {encoding.upper()} (byte {err.start + len(bom)})") from None
+    nul = data.find(b"\0")
+    if nul >= 0:
+        raise SourceError(path, _line_of(data, nul), "binary file (NUL byte), not markdown")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise SourceError(path, _line_of(data, err.start), "not valid UTF-8") from None
+
+
+def read_source(source: SourceFile) -> SourceText:
+    """Read and decode one file; its sha256 is over the bytes as stored."""
+    try:
+        data = source.abspath.read_bytes()
+    except OSError as err:
+        raise SourceError(source.path, None, f"cannot read: {err.strerror or err}") from None
+    text = decode(source.path, data)
+    return SourceText(source.path, text, hashlib.sha256(data).hexdigest(), len(data))
+
+
+def iter_sources(files: Sequence[SourceFile]) -> Iterator[SourceText]:
+    for f in files:
+        yield read_source(f)

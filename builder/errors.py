@@ -1,0 +1,24 @@
+"""The errors mdfts raises for problems a user can fix; the CLI prints them as one line."""
+
+from __future__ import annotations
+
+
+class MdftsError(Exception):
+    """A problem the user can fix: printed as `Error: <message>`, exit code 1."""
+
+
+class SourceError(MdftsError):
+    """A source file cannot be read or parsed; `path` and `line` say where."""
+
+    def __init__(self, path: str, line: int | None, what: str) -> None:
+        self.path, self.line, self.what = path, line, what
+        where = f"{path}:{line}" if line else path
+        super().__init__(f"{where}: {what}")
+
+
+class IndexVersionError(MdftsError):
+    """The database is not an mdfts index, or its schema is one this mdfts cannot read."""
+
+
+class QueryError(MdftsError):
+    """A named query is unknown, or its parameters are wrong."""

@@ -1,0 +1,92 @@
+"""Score an index against labelled queries: Hit@1, Hit@3, MRR@10, FileHit@1, top-hit size."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+from typing import Any, TypedDict
+
+from mdfts.errors import MdftsError
+from mdfts.index import open_index
+from mdfts.search import Hit, search_many
+
+
+class Gold(TypedDict):
+    path: str
+    line: int
+
+
+class Scores(TypedDict):
+    n: int
+    hit1: float
+    hit3: float
+    mrr10: float
+    filehit1: float
+    median_chars1: float
+
+
+def load_queries(path: Path) -> list[dict[str, Any]]:
+    """Labelled queries, one JSON object a line: {"id", "q", "gold": [{"path", "line"}], "kind"}."""
+    out = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as err:
+        raise MdftsError(f"{path}: cannot read: {err.strerror or err}") from None
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+            if not isinstance(obj.get("q"), str) or not isinstance(obj.get("gold"), list):
+                raise ValueError("needs a string 'q' and a list 'gold'")
+            for g in obj["gold"]:
+                if not isinstance(g.get("path"), str) or not isinstance(g.get("line"), int):
+                    raise ValueError("each gold entry needs 'path' and an integer 'line'")
+        except (ValueError, AttributeError) as err:
+            raise MdftsError(f"{path}:{n}: not a labelled query ({err})") from None
+        out.append(obj)
+    if not out:
+        raise MdftsError(f"{path}: no queries")
+    return out
+
+
+def rank_of(hits: list[Hit], gold: list[Gold], k: int = 10) -> int | None:
+    """1-based rank of the first hit that contains a gold line, within the top k."""
+    for i, h in enumerate(hits[:k]):
+        if any(h["path"] == g["path"] and h["start_line"] <= g["line"] <= h["end_line"] for g in gold):
+            return i + 1
+    return None
+
+
+def _scores(rows: list[tuple[int | None, bool, int | None]]) -> Scores:
+    n = len(rows)
+    ranks = [r for r, _, _ in rows]
+    sizes = [c for _, _, c in rows if c is not None]
+    return Scores(
+        n=n,
+        hit1=sum(r == 1 for r in ranks) / n,
+        hit3=sum(r is not None and r <= 3 for r in ranks) / n,
+        mrr10=sum(1 / r for r in ranks if r) / n,
+        filehit1=sum(f for _, f, _ in rows) / n,
+        median_chars1=statistics.median(sizes) if sizes else 0,
+    )
+
+
+def evaluate(db: Path, queries_file: Path, k: int = 10) -> dict[str, Any]:
+    """Metrics overall and per kind, plus every query's rank."""
+    qs = load_queries(queries_file)
+    conn = open_index(db)
+    per_query, rows = [], []
+    for q, (_, hits) in zip(qs, search_many(conn, (q["q"] for q in qs), limit=k)):
+        r = rank_of(hits, q["gold"], k)
+        file_hit = bool(hits) and hits[0]["path"] in {g["path"] for g in q["gold"]}
+        chars = len(hits[0]["content"]) if hits else None
+        kind = str(q.get("kind") or "all")
+        rows.append((kind, (r, file_hit, chars)))
+        top = [f"{h['path']}:{h['start_line']}-{h['end_line']} {h['heading']}" for h in hits[:3]]
+        per_query.append({"id": q.get("id"), "kind": kind, "q": q["q"], "rank": r, "top": top})
+    by_kind = {"all": _scores([x for _, x in rows])}
+    for kind in sorted({k for k, _ in rows} - {"all"}):
+        by_kind[kind] = _scores([x for kk, x in rows if kk == kind])
+    return {"index": str(db), "queries": str(queries_file), "k": k, "kinds": by_kind, "per_query": per_query}

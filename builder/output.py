@@ -1,0 +1,40 @@
+"""Rows → aligned text or JSON for the terminal; the only module besides cli that writes output."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+
+def to_json(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2)
+
+
+def to_json_line(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(", ", ": "))
+
+
+def table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None, width: int = 60) -> str:
+    """An aligned text table; long cells are cut to `width` characters."""
+    if not rows:
+        return ""
+    cols = list(columns or rows[0].keys())
+
+    def cell(v: Any) -> str:
+        s = "" if v is None else str(v)
+        s = " ".join(s.split())
+        return s if len(s) <= width else s[: width - 1] + "…"
+
+    cells = [[cell(r.get(c)) for c in cols] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in cells]
+    return "\n".join(lines)
+
+
+def key_values(pairs: Iterable[tuple[str, Any]]) -> str:
+    items = list(pairs)
+    w = max((len(k) for k, _ in items), default=0)
+    return "\n".join(f"{k.ljust(w)}  {v}" for k, v in items)

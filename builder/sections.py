@@ -1,0 +1,179 @@
+"""Markdown text → a Document of Sections: one per heading, plus the lead text before the first."""
+
+from __future__ import annotations
+
+import json
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from mdfts.errors import SourceError
+from mdfts.parse import heading_text, parse_blocks, plain_inline, slugify, split_code_spans
+from mdfts.tokens import ExactToken, extract_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    path: str               # relative to the docs root, "/" separators
+    ordinal: int            # position in the document, from 0
+    level: int              # 1-6; 0 for the lead text before the first heading
+    heading: str            # heading text, inline markup removed ("" for the lead section)
+    trail: tuple[str, ...]  # heading texts from the top level down to this one
+    anchor: str             # GitHub-style slug, "-1", "-2" for repeats ("" for the lead section)
+    start_line: int         # 1-based, inclusive: the heading's own line
+    end_line: int           # 1-based, inclusive: the line before the next heading, or the last line
+    parent: int | None      # ordinal of the enclosing section
+    body: str               # the section's markdown, heading line included
+    text: str               # plain text
+    tokens: tuple[ExactToken, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    path: str
+    title: str
+    front_matter: dict[str, Any]
+    sha256: str
+    size: int
+    lines: int
+    sections: tuple[Section, ...] = field(default_factory=tuple)
+
+    @property
+    def front_matter_json(self) -> str:
+        return json.dumps(self.front_matter, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as an editor shows them: CRLF, CR and LF all end a line."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+class _Slugger:
+    """github-slugger's rule: a repeated slug gets -1, -2, ...; a taken suffixed slug is skipped."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, int] = {}
+
+    def slug(self, title: str) -> str:
+        base = slug = slugify(title)
+        while slug in self.seen:
+            self.seen[base] += 1
+            slug = f"{base}-{self.seen[base]}"
+        self.seen[slug] = 0
+        return slug
+
+
+def _front_matter(path: str, content: str) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(content) if content.strip() else {}
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = mark.line + 2 if mark is not None else 2  # +1 for 1-based, +1 for the opening ---
+        raise SourceError(path, line, "front matter is not valid YAML") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise SourceError(path, 2, f"front matter is not a mapping (it is a {type(data).__name__})")
+    return {str(k): v for k, v in data.items()}
+
+
+_TAGS = re.compile(r"<[^>]*>")
+
+
+def split_sections(path: str, text: str, sha256: str = "", size: int = 0) -> Document:
+    """Parse one document into its sections; line numbers refer to the file as an editor shows it."""
+    norm = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = split_lines(norm)
+    blocks = parse_blocks(norm)
+
+    front: dict[str, Any] = {}
+    body_start = 0  # 0-based first line after the front matter
+    heads: list[tuple[int, int, str]] = []  # (0-based line, level, raw inline content)
+    for i, tok in enumerate(blocks):
+        if tok.type == "front_matter" and tok.map:
+            front = _front_matter(path, tok.content)
+            body_start = tok.map[1]
+        elif tok.type == "heading_open" and tok.map:
+            heads.append((tok.map[0], int(tok.tag[1]), blocks[i + 1].content))
+
+    # Section line ranges: [start, end) 0-based.
+    starts: list[tuple[int, int, str]] = []
+    first_head = heads[0][0] if heads else len(lines)
+    if any(line.strip() for line in lines[body_start:first_head]):
+        lead_from = body_start
+        while lead_from < first_head and not lines[lead_from].strip():
+            lead_from += 1
+        starts.append((lead_from, 0, ""))
+    starts.extend(heads)
+
+    # Leaf content per section, for plain text and exact tokens.
+    pieces: list[list[tuple[str, str]]] = [[] for _ in starts]
+    texts: list[list[str]] = [[] for _ in starts]
+    start_lines = [s for s, _, _ in starts]
+    parent_type = ""
+    for tok in blocks:
+        if tok.nesting == 1:
+            parent_type = tok.type
+        if not tok.map or not starts or tok.map[0] < starts[0][0]:
+            continue
+        idx = bisect_right(start_lines, tok.map[0]) - 1
+        if tok.type == "inline":
+            if parent_type == "heading_open":
+                continue  # headings are handled below, once each
+            prose, spans = split_code_spans(tok.content)
+            pieces[idx].append(("text", prose))
+            pieces[idx].extend(("code", s) for s in spans)
+            texts[idx].append(plain_inline(tok.content))
+        elif tok.type in ("fence", "code_block"):
+            pieces[idx].append(("fence", tok.content))
+            texts[idx].append(tok.content.rstrip("\n"))
+        elif tok.type == "html_block":
+            stripped = _TAGS.sub(" ", tok.content)
+            pieces[idx].append(("text", stripped))
+            texts[idx].append(" ".join(stripped.split()))
+
+    slugger = _Slugger()
+    sections: list[Section] = []
+    stack: list[tuple[int, int]] = []  # (level, ordinal)
+    title = ""
+    for idx, (start, level, raw) in enumerate(starts):
+        end = starts[idx + 1][0] if idx + 1 < len(starts) else len(lines)
+        if level:
+            heading = heading_text(raw)
+            anchor = slugger.slug(heading)
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            parent = stack[-1][1] if stack else None
+            trail = tuple(sections[o].heading for _, o in stack) + (heading,)
+            stack.append((level, idx))
+            if level == 1 and not title:
+                title = heading
+            head_pieces = [("heading", heading)]
+            _, spans = split_code_spans(raw)
+            head_pieces.extend(("code", s) for s in spans)
+            plain = [heading]
+        else:
+            heading, anchor, parent, trail, head_pieces, plain = "", "", None, (), [], []
+        body = "\n".join(lines[start:end])
+        sections.append(
+            Section(
+                path=path, ordinal=idx, level=level, heading=heading, trail=trail, anchor=anchor,
+                start_line=start + 1, end_line=max(end, start + 1), parent=parent, body=body,
+                text="\n".join(t for t in plain + texts[idx] if t.strip()),
+                tokens=tuple(extract_tokens(head_pieces + pieces[idx])),
+            )
+        )
+
+    fm_title = front.get("title")
+    if isinstance(fm_title, str) and fm_title.strip():
+        title = fm_title.strip()
+    if not title:
+        name = path.rsplit("/", 1)[-1]
+        title = name.rsplit(".", 1)[0] if "." in name else name
+    return Document(path, title, front, sha256, size, len(lines), tuple(sections))

@@ -1,0 +1,155 @@
+"""Exact tokens of a section: ENV vars, CLI flags, error codes, identifiers, names, versions, paths, URLs."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+# Kinds, in the order a token is tested; a token gets the first kind that fits.
+KINDS = (
+    "url", "host", "cli_flag", "file_path", "env_var", "error_code",
+    "identifier", "name", "version", "dotted", "code",
+)
+# Where a token was seen, strongest first.
+SOURCES = ("heading", "code", "fence", "text")
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+# The same two character sets appear in queries/search.sql and queries/token.sql: keep them equal.
+LEAD_PUNCT = "\"'`([{<"
+TRAIL_PUNCT = "\"'`)]}>.,:;!?"
+
+
+def normalize(token: str) -> str:
+    """The lookup form of a token: surrounding quotes/brackets and trailing punctuation
+    removed, ASCII letters lower-cased (SQLite's lower() folds ASCII only, so we do too)."""
+    return token.lstrip(LEAD_PUNCT).rstrip(TRAIL_PUNCT).translate(_ASCII_LOWER)
+
+
+@dataclass(frozen=True, slots=True)
+class ExactToken:
+    token: str  # as written
+    kind: str
+    source: str  # heading, code (inline code span), fence (code block) or text (prose)
+
+    @property
+    def norm(self) -> str:
+        return normalize(self.token)
+
+
+# Stage 1: cheap candidates, whitespace-delimited chunks without brackets or quotes.
+_CHUNK = re.compile(r"[^\s`'\"<>()\[\]{},;|*]+")
+# Stage 2: words inside a chunk, and the tests that classify them.
+_WORD = re.compile(r"[A-Za-z0-9_$][\w.$-]*")
+_URL = re.compile(r"(?:https?|ftp|s3|gs|wss?)://[^\s/$.?#][^\s`'\"<>()\[\]{}|]*", re.I)
+_FLAG = re.compile(r"--[A-Za-z0-9][A-Za-z0-9_-]*")
+_PATH = re.compile(r"(?:~|\.{1,2})?/?[\w.@+-]+(?:/[\w.@+-]+)+/?")
+_ENV = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_ERROR = re.compile(r"(?:[A-Z]{1,6}-?\d{2,6}|ERR_[A-Z0-9_]+|E_[A-Z0-9_]+)")
+_SNAKE = re.compile(r"_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_*")
+_CAMEL = re.compile(r"[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+[a-z0-9]")
+_KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
+_VERSION = re.compile(r"v?\d+(?:\.\d+)+(?:[-+][0-9A-Za-z.-]+)?")
+_DOTTED = re.compile(r"[A-Za-z_$][\w$-]*(?:\.[A-Za-z_$][\w$-]*)+")
+_FILE_EXT = frozenset(
+    "md markdown txt rst yaml yml json toml ini cfg conf env sh bash zsh py js ts go rs rb java sql "
+    "log csv tsv xml html css lock pem crt key tf tfvars hcl proto service timer socket gz tar zip".split()
+)
+_HOST_END = frozenset(
+    "com net org io dev internal local localhost svc cluster corp lan cloud app co uk de eu".split()
+)
+
+
+def _strip(word: str) -> str:
+    return word.lstrip(LEAD_PUNCT).rstrip(TRAIL_PUNCT + "-/")
+
+
+def _classify_word(word: str, in_code: bool) -> str | None:
+    if _ENV.fullmatch(word):
+        return "error_code" if word.startswith(("ERR_", "E_")) else "env_var"
+    if _ERROR.fullmatch(word):
+        return "error_code"
+    if _VERSION.fullmatch(word):
+        return "version"
+    if _DOTTED.fullmatch(word):
+        parts = word.split(".")
+        last = parts[-1].lower()
+        if last in _FILE_EXT:
+            return "file_path"
+        if max(len(p) for p in parts) < 2:
+            return None  # e.g, i.e
+        if last in _HOST_END and len(parts) >= 2:
+            return "host"
+        return "dotted"
+    if "_" in word and _SNAKE.fullmatch(word) and any(c.isalpha() for c in word):
+        return "identifier"
+    if _CAMEL.fullmatch(word):
+        return "identifier"
+    if _KEBAB.fullmatch(word) and any(c.isalpha() for c in word):
+        if in_code or any(c.isdigit() for c in word):
+            return "name"
+    return None
+
+
+def _scan(text: str, source: str, out: list[ExactToken]) -> None:
+    in_code = source in ("code", "fence", "heading")
+    for chunk_match in _CHUNK.finditer(text):
+        chunk = chunk_match.group()
+        if len(chunk) < 2:
+            continue
+        if "://" in chunk:
+            for m in _URL.finditer(chunk):
+                url = _strip(m.group())
+                out.append(ExactToken(url, "url", source))
+                host = url.split("://", 1)[1].split("/", 1)[0].split("@")[-1].split(":")[0]
+                if "." in host:
+                    out.append(ExactToken(host, "host", source))
+            continue
+        if chunk.startswith("--"):
+            m = _FLAG.match(chunk)
+            if m:
+                out.append(ExactToken(m.group().rstrip("-_"), "cli_flag", source))
+                rest = chunk[m.end():]
+                if rest.startswith("="):
+                    _scan(rest[1:], source, out)
+            continue
+        if "/" in chunk:
+            word = _strip(chunk)
+            if _PATH.fullmatch(word) and (
+                in_code
+                or word.startswith(("/", "./", "../", "~/"))
+                or word.rsplit(".", 1)[-1].lower() in _FILE_EXT
+            ):
+                out.append(ExactToken(word, "file_path", source))
+                continue
+        for m in _WORD.finditer(chunk):
+            word = _strip(m.group())
+            if len(word) < 2:
+                continue
+            kind = _classify_word(word, in_code)
+            if kind:
+                out.append(ExactToken(word, kind, source))
+
+
+def extract_tokens(pieces: Iterable[tuple[str, str]]) -> list[ExactToken]:
+    """Exact tokens from (source, text) pieces; `code` pieces also keep the span verbatim.
+
+    The result is de-duplicated on (token, kind), keeping the strongest source, and sorted.
+    """
+    found: list[ExactToken] = []
+    for source, text in pieces:
+        if source == "code":
+            span = text.strip()
+            before = len(found)
+            _scan(span, source, found)
+            if 2 <= len(span) <= 64 and not any(t.token == span for t in found[before:]):
+                found.append(ExactToken(span, "code", source))
+        else:
+            _scan(text, source, found)
+    rank = {s: i for i, s in enumerate(SOURCES)}
+    best: dict[tuple[str, str], ExactToken] = {}
+    for tok in found:
+        key = (tok.token, tok.kind)
+        if key not in best or rank[tok.source] < rank[best[key].source]:
+            best[key] = tok
+    return [best[k] for k in sorted(best)]

@@ -1,0 +1,208 @@
+"""Documents → one SQLite file: schema, rows, FTS5, meta and queries, written atomically."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import sqlite3
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+from types import TracebackType
+
+from mdfts.errors import MdftsError
+from mdfts.sections import Document
+
+SCHEMA_VERSION = 1  # PRAGMA user_version; mdfts_meta.schema_version
+APPLICATION_ID = 0x6D646674  # "mdft"
+TOKENIZER = "unicode61 remove_diacritics 2"
+KIND_COLUMNS = {
+    "env_var": "env_vars", "cli_flag": "cli_flags", "error_code": "error_codes",
+    "identifier": "identifiers", "name": "names", "version": "versions", "dotted": "dotted_names",
+    "file_path": "file_paths", "url": "urls", "host": "hosts", "code": "code_spans",
+}
+_SECTION_COLUMNS = (
+    "id, document_id, path, title, ordinal, level, heading, trail, anchor, start_line, end_line, "
+    "parent_id, prev_id, next_id, body, chars, " + ", ".join(KIND_COLUMNS.values())
+)
+
+
+def _sql_file(name: str) -> str:
+    return files("mdfts").joinpath(name).read_text(encoding="utf-8")
+
+
+def _ln(x: float | None) -> float | None:
+    return math.log(x) if x is not None and x > 0 else None
+
+
+def temp_paths(out: Path) -> tuple[Path, Path]:
+    """The two temp files of a build of `out`, beside it: rows go to the first, VACUUM INTO the second."""
+    stem = f".{out.name}.{os.getpid()}"
+    return out.with_name(stem + ".build.tmp"), out.with_name(stem + ".tmp")
+
+
+def remove_stale_temps(out: Path) -> None:
+    """Delete temp files left by builds of `out` whose process is gone (killed with SIGKILL)."""
+    try:
+        candidates = list(out.parent.glob(f".{out.name}.*.tmp"))
+    except OSError:
+        return
+    for tmp in candidates:
+        pid = tmp.name[len(out.name) + 2 :].split(".", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+@dataclass(frozen=True, slots=True)
+class WriteStats:
+    documents: int
+    sections: int
+    tokens: int
+    bytes: int  # of the finished file
+
+
+class IndexWriter:
+    """Streams documents into a temp database beside `out`; `finish()` renames it into place.
+
+    Leaving the `with` block without `finish()` (an error, Ctrl-C) deletes the temp files and
+    leaves any existing `out` untouched.
+    """
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        if out.exists() and out.is_dir():
+            raise MdftsError(f"{out}: is a folder, not a file")
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise MdftsError(f"{out.parent}: cannot create the output folder: {err.strerror or err}") from None
+        if not os.access(out.parent, os.W_OK):
+            raise MdftsError(f"{out.parent}: folder is not writable")
+        remove_stale_temps(out)
+        self.build_tmp, self.final_tmp = temp_paths(out)
+        self._open()
+        self.next_doc_id = 1
+        self.next_section_id = 1
+        self.n_tokens = 0
+        self.digest = hashlib.sha256()
+
+    def _open(self) -> None:
+        for p in (self.build_tmp, self.final_tmp):
+            p.unlink(missing_ok=True)
+        try:
+            self.db = sqlite3.connect(self.build_tmp, isolation_level=None)
+        except sqlite3.Error as err:
+            raise MdftsError(f"{self.out}: cannot create the index: {err}") from None
+        db = self.db
+        db.create_function("mdfts_ln", 1, _ln, deterministic=True)
+        for pragma in (
+            "page_size = 4096", "auto_vacuum = NONE", "encoding = 'UTF-8'",
+            "journal_mode = OFF", "synchronous = OFF", "cache_size = -131072", "temp_store = MEMORY",
+            f"application_id = {APPLICATION_ID}", f"user_version = {SCHEMA_VERSION}",
+        ):
+            db.execute(f"pragma {pragma}")
+        db.executescript(_sql_file("schema.sql"))
+        db.execute("begin")
+
+    def __enter__(self) -> IndexWriter:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if exc_type is not None:
+            self.abort()
+
+    def abort(self) -> None:
+        try:
+            self.db.close()
+        except sqlite3.Error:
+            pass
+        for p in (self.build_tmp, self.final_tmp):
+            p.unlink(missing_ok=True)
+
+    def add(self, doc: Document) -> None:
+        """Insert one document with its sections and exact tokens."""
+        doc_id = self.next_doc_id
+        self.next_doc_id += 1
+        first = self.next_section_id
+        self.next_section_id += len(doc.sections)
+        self.digest.update(f"{doc.path}\0{doc.sha256}\n".encode())
+        db = self.db
+        db.execute(
+            "insert into documents (id, path, title, front_matter, sha256, bytes, lines, sections) "
+            "values (?, ?, ?, ?, ?, ?, ?, ?)",
+            (doc_id, doc.path, doc.title, doc.front_matter_json, doc.sha256, doc.size, doc.lines,
+             len(doc.sections)),
+        )
+        rows, token_rows = [], []
+        last = first + len(doc.sections) - 1
+        for s in doc.sections:
+            sid = first + s.ordinal
+            by_kind: dict[str, list[str]] = {k: [] for k in KIND_COLUMNS}
+            for t in s.tokens:
+                by_kind[t.kind].append(t.token)
+                token_rows.append((t.norm, sid, t.token, t.kind, t.source))
+            rows.append((
+                sid, doc_id, doc.path, doc.title, s.ordinal, s.level, s.heading,
+                json.dumps(list(s.trail), ensure_ascii=False), s.anchor, s.start_line, s.end_line,
+                None if s.parent is None else first + s.parent,
+                sid - 1 if sid > first else None, sid + 1 if sid < last else None,
+                s.body, len(s.body),
+                *(json.dumps(sorted(set(by_kind[k])), ensure_ascii=False) for k in KIND_COLUMNS),
+            ))
+        placeholders = ", ".join("?" * (16 + len(KIND_COLUMNS)))
+        db.executemany(f"insert into sections ({_SECTION_COLUMNS}) values ({placeholders})", rows)
+        # A token can normalise to the same form twice in a section (`X.` and `X`): keep one row.
+        db.executemany("insert or ignore into tokens values (?, ?, ?, ?, ?)", token_rows)
+        self.n_tokens += len(token_rows)
+
+    def finish(self, meta: dict[str, str], queries: list[tuple[str, str, str, str, str]]) -> WriteStats:
+        """Index, stamp, compact and rename into place; returns what was written."""
+        db = self.db
+        db.execute("insert into sections_fts(sections_fts) values ('rebuild')")
+        db.execute("commit")
+        # executescript() commits by itself; every statement after this runs in its own transaction,
+        # which is fine: VACUUM INTO below writes a fresh file whatever the history was.
+        db.executescript(_sql_file("derive.sql"))
+        counts = {
+            "documents": db.execute("select count(*) from documents").fetchone()[0],
+            "sections": db.execute("select count(*) from sections").fetchone()[0],
+            "tokens": db.execute("select count(*) from tokens").fetchone()[0],
+        }
+        full_meta = {
+            "schema_version": str(SCHEMA_VERSION),
+            "tokenizer": TOKENIZER,
+            "sqlite_version": sqlite3.sqlite_version,
+            "content_digest": self.digest.hexdigest(),
+            **{k: str(v) for k, v in counts.items()},
+            **meta,
+        }
+        db.executemany("insert or replace into mdfts_meta values (?, ?)", sorted(full_meta.items()))
+        db.executemany("insert into mdfts_queries values (?, ?, ?, ?, ?)", sorted(queries))
+        db.execute("insert into sections_fts(sections_fts) values ('optimize')")
+        try:
+            db.execute("vacuum into ?", (str(self.final_tmp),))
+        except sqlite3.Error as err:
+            raise MdftsError(f"{self.out}: cannot write the index: {err}") from None
+        db.close()
+        self.build_tmp.unlink(missing_ok=True)
+        with open(self.final_tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(self.final_tmp, self.out)
+        try:
+            dir_fd = os.open(self.out.parent, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        except OSError:
+            pass
+        return WriteStats(counts["documents"], counts["sections"], counts["tokens"], self.out.stat().st_size)

@@ -1,0 +1,180 @@
+-- search: rank sections for any text: bm25 plus exact-token, heading and path evidence.
+-- params:  :q (required) the user's text, any characters (it is never passed to MATCH as is);
+--          :limit rows to return, default 10
+-- returns: rank, id, path, heading, trail (JSON array), anchor, level, start_line, end_line,
+--          score (higher is better), snippet, body; best first, ties by id. No rows when the
+--          text has no usable term.
+-- How: the text is split on spaces (json_each) and each term quoted as an FTS5 phrase, so no
+-- input can raise; stop words are dropped and very common words cost nothing unless nothing
+-- else is left. Candidates are the bm25 top 200 plus every section holding an exact token
+-- named in the query. Each is scored on bm25 (normalised to the best), exact tokens (case
+-- matches count more), how much of the query its heading and its file name explain, and
+-- word forms (a five-letter stem prefix: "rolling back" finds "Rollback").
+with
+q(s) as (
+  select substr(replace(replace(replace(cast(coalesce(:q, '') as text),
+         char(9), ' '), char(10), ' '), char(13), ' '), 1, 2000)
+),
+raw(pos, v) as (
+  select cast(key as integer), value
+  from q, json_each('[' || replace(json_quote(q.s), ' ', '","') || ']')
+  where value <> ''
+  limit 64
+),
+-- A term as written, trimmed of quotes, brackets and trailing punctuation (the same rule as
+-- mdfts.tokens.normalize), and its ASCII lower-case form.
+trimmed(pos, t) as (
+  select pos, rtrim(ltrim(v, '"''`([{<'), '"''`)]}>.,:;!?') from raw
+),
+term(pos, t, n) as materialized (
+  select min(pos), max(t), lower(t) from trimmed where t <> '' group by lower(t)
+),
+-- The words of each term as FTS5 sees them (PAYMENTS_DB_URL → payments, db, url).
+part(pos, w, np) as (
+  select term.pos, lower(p.value), count(*) over (partition by term.pos)
+  from term, json_each('["' || replace(replace(replace(replace(replace(replace(replace(replace(
+      replace(replace(replace(replace(json_quote(term.t), '"', ''), '\', ''),
+      ',', '","'), '-', '","'), '_', '","'), '.', '","'), '/', '","'), ':', '","'), '@', '","'),
+      '=', '","'), '+', '","'), '#', '","') || '"]') as p
+  where p.value <> ''
+),
+n_sections(n) as (
+  select cast(value as integer) from mdfts_meta where key = 'sections'
+),
+-- Query words and synonym words, each with its stem: a crude stemmer that drops one plural
+-- or verb ending and keeps at most five letters ("variables" → varia, "rolling" → roll).
+vocab(grp, w, plain) as (
+  select null, w, max(np = 1) from part group by w
+  union all
+  select grp, word, 1 from mdfts_synonyms
+),
+stemmed(grp, w, plain, stem) as materialized (
+  select grp, w, plain, substr(case
+      when length(w) > 5 and w like '%ies' then substr(w, 1, length(w) - 3)
+      when length(w) > 5 and w like '%ing' then substr(w, 1, length(w) - 3)
+      when length(w) > 4 and w like '%ed' then substr(w, 1, length(w) - 2)
+      when length(w) > 4 and w like '%es' then substr(w, 1, length(w) - 2)
+      when length(w) > 3 and w like '%s' and w not like '%ss' then substr(w, 1, length(w) - 1)
+      else w end, 1, 5)
+  from vocab
+),
+word(w, plain, stop, df, idf, stem) as materialized (
+  select w, plain,
+    w in (select word from mdfts_stopwords),
+    coalesce((select df from term_df where term = w), 1),
+    coalesce((select idf from term_df where term = w), 8.0),
+    stem
+  from stemmed where grp is null
+),
+-- Words that carry meaning: not stop words (unless the query is only stop words). A plain
+-- word was a term of its own; the parts of an identifier (PAYMENTS_DB_URL) are not plain.
+key(w, plain, idf, stem, common) as materialized (
+  select w, plain, idf, stem, df > 0.1 * (select n from n_sections) from word
+  where not stop or not exists (select 1 from word where not stop)
+),
+key_total(idf) as materialized (select coalesce(sum(idf), 0) from key),
+-- The forms a key word may take: its stem, and the stems of its synonyms (mdfts_synonyms).
+form(w, f) as materialized (
+  select w, stem from key
+  union
+  select k.w, s2.stem from key as k
+  join stemmed as s1 on s1.grp is not null and s1.stem = k.stem
+  join stemmed as s2 on s2.grp = s1.grp
+  where k.plain and not k.common
+),
+-- The FTS5 expression: each useful term as a quoted phrase, plus stem prefixes, ORed.
+phrase(p) as (
+  select '"' || replace(term.t, '"', '""') || '"' from term
+  where exists (select 1 from part join key using (w) where part.pos = term.pos and not key.common)
+     or not exists (select 1 from key where not common)
+  union
+  select '"' || f || '"' || case when length(f) >= 4 then '*' else '' end
+  from form join key using (w)
+  where not common and f not glob '*[^a-z0-9]*' and f <> w
+),
+m(expr) as materialized (
+  select coalesce(group_concat(p, ' OR '), '""') from phrase
+),
+fts(id, bm) as materialized (
+  select rowid, bm25(sections_fts, 2.0, 2.0, 4.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5)
+  from sections_fts
+  where sections_fts match (select expr from m)
+  order by 2
+  limit 200
+),
+-- Sections that hold a query term as an exact token; a case-exact match counts double.
+exact(id, ev) as materialized (
+  select tk.section_id, sum(coalesce(d.idf, 8.0) * (1 + (tk.token = term.t)))
+  from term
+  join tokens as tk on tk.norm = term.n
+  left join token_df as d on d.norm = term.n
+  where term.n not in (select word from mdfts_stopwords)
+  group by tk.section_id
+  order by 2 desc, 1
+  limit 200
+),
+-- Candidates: either source, with the bm25 score normalised to the best (1.0) and the exact
+-- evidence to the strongest.
+cand(id, bm_n, ex_n) as materialized (
+  select id,
+    coalesce(min(bm) / nullif((select min(bm) from fts), 0), 0),
+    coalesce(max(ev) / nullif((select max(ev) from exact), 0), 0)
+  from (select id, bm, null as ev from fts union all select id, null, ev from exact)
+  group by id
+),
+-- Each candidate's words, lower-case and space padded, punctuation as spaces: its heading,
+-- its trail (ancestors and heading), its document (path and title) and its file name.
+feat as materialized (
+  select c.id, s.path, c.bm_n, c.ex_n,
+    ' ' || lower(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
+        s.heading, '-', ' '), '_', ' '), '.', ' '), '/', ' '), '(', ' '), ')', ' '), ':', ' '), ',', ' '),
+        '`', ' '), '"', ' ')) || ' ' as hw,
+    ' ' || lower(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
+        s.trail, '-', ' '), '_', ' '), '.', ' '), '/', ' '), '(', ' '), ')', ' '), ':', ' '), ',', ' '),
+        '`', ' '), '"', ' ')) || ' ' as tw,
+    ' ' || lower(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
+        s.path || ' ' || s.title, '-', ' '), '_', ' '), '.', ' '), '/', ' '), '(', ' '), ')', ' '), ':', ' '), ',', ' '),
+        '`', ' '), '"', ' ')) || ' ' as dw,
+    ' ' || lower(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
+        substr(s.path, length(rtrim(s.path, replace(s.path, '/', ''))) + 1), '-', ' '), '_', ' '), '.', ' '), '/', ' '), '(', ' '), ')', ' '), ':', ' '), ',', ' '),
+        '`', ' '), '"', ' ')) || ' ' as fw
+  from cand as c
+  join sections as s on s.id = c.id
+),
+-- Evidence, as shares of the query's idf: explained by the document, the heading or the
+-- trail at all (cover); by the heading beyond what the document explains (head); and the
+-- share of the file name's words that the query names (file: payments.md is all of
+-- "payments", payments-worker.md half of it).
+scored as (
+  select id,
+    bm_n, ex_n,
+    coalesce((select sum(k.idf) from key k where exists (select 1 from form f where f.w = k.w and (
+                instr(dw, ' ' || f.f) or (k.plain and instr(tw, ' ' || f.f))))), 0)
+      / nullif((select idf from key_total), 0) as cover,
+    coalesce((select sum(k.idf) from key k where k.plain
+                and exists (select 1 from form f where f.w = k.w and instr(hw, ' ' || f.f))
+                and not exists (select 1 from form f where f.w = k.w and instr(dw, ' ' || f.f))), 0)
+      / nullif((select idf from key_total), 0) as head,
+    (select count(*) from key k where instr(fw, ' ' || k.w || ' '))
+      * 1.0 / (length(trim(fw)) - length(replace(trim(fw), ' ', '')))  as file
+  from feat
+),
+ranked as (
+  select id,
+    round(1.0 * bm_n + 1.0 * ex_n + 1.0 * coalesce(cover, 0) + 1.0 * coalesce(head, 0)
+          + 1.0 * min(coalesce(file, 0), 1.0), 6) as score
+  from scored
+  order by score desc, id
+  limit coalesce(:limit, 10)
+)
+select
+  row_number() over (order by r.score desc, r.id) as rank,
+  s.id, s.path, s.heading, s.trail, s.anchor, s.level, s.start_line, s.end_line, r.score,
+  coalesce(
+    (select snippet(sections_fts, 3, '[', ']', '…', 16) from sections_fts
+     where sections_fts match (select expr from m) and rowid = s.id),
+    substr(s.text, 1, 120)) as snippet,
+  s.body
+from ranked as r
+join sections as s on s.id = r.id
+order by r.score desc, r.id;
