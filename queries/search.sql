@@ -80,7 +80,7 @@ form(w, f) as materialized (
   select k.w, s2.stem from key as k
   join stemmed as s1 on s1.grp is not null and s1.stem = k.stem
   join stemmed as s2 on s2.grp = s1.grp
-  where k.plain and not k.common
+  where k.plain
 ),
 -- The FTS5 expression: each useful term as a quoted phrase, plus stem prefixes, ORed.
 phrase(p) as (
@@ -100,32 +100,31 @@ fts(id, bm) as materialized (
   from sections_fts
   where sections_fts match (select expr from m)
   order by 2
-  limit 200
+  limit 100
 ),
--- Sections that hold a query term as an exact token; a case-exact match counts double.
-exact(id, ev) as materialized (
-  select tk.section_id, sum(coalesce(d.idf, 8.0) * (1 + (tk.token = term.t)))
+-- Sections that hold a query term as an exact token, per term; a case-exact match counts
+-- double, a rare token more than a common one.
+exact_t(id, pos, ev) as materialized (
+  select tk.section_id, term.pos, max(coalesce(d.idf, 8.0) * (1 + (tk.token = term.t)))
   from term
   join tokens as tk on tk.norm = term.n
   left join token_df as d on d.norm = term.n
   where term.n not in (select word from mdfts_stopwords)
-  group by tk.section_id
-  order by 2 desc, 1
-  limit 200
+  group by tk.section_id, term.pos
 ),
--- Candidates: either source, with the bm25 score normalised to the best (1.0) and the exact
--- evidence to the strongest.
-cand(id, bm_n, ex_n) as materialized (
-  select id,
-    coalesce(min(bm) / nullif((select min(bm) from fts), 0), 0),
-    coalesce(max(ev) / nullif((select max(ev) from exact), 0), 0)
-  from (select id, bm, null as ev from fts union all select id, null, ev from exact)
+exact(id, ev) as materialized (
+  select id, sum(ev) from exact_t group by id order by 2 desc, 1 limit 100
+),
+-- Candidates: either source, with the bm25 score normalised to the best (1.0).
+cand(id, bm_n) as materialized (
+  select id, coalesce(min(bm) / nullif((select min(bm) from fts), 0), 0)
+  from (select id, bm from fts union all select id, null from exact)
   group by id
 ),
 -- Each candidate's words, lower-case and space padded, punctuation as spaces: its heading,
 -- its trail (ancestors and heading), its document (path and title) and its file name.
 feat as materialized (
-  select c.id, s.path, c.bm_n, c.ex_n,
+  select c.id, s.path, c.bm_n,
     ' ' || lower(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
         s.heading, '-', ' '), '_', ' '), '.', ' '), '/', ' '), '(', ' '), ')', ' '), ':', ' '), ',', ' '),
         '`', ' '), '"', ' ')) || ' ' as hw,
@@ -145,19 +144,40 @@ feat as materialized (
 -- trail at all (cover); by the heading beyond what the document explains (head); and the
 -- share of the file name's words that the query names (file: payments.md is all of
 -- "payments", payments-worker.md half of it).
+-- Which key word each candidate's document, heading and trail contain (in any form).
+match(id, w, in_doc, in_head, in_trail, in_file) as (
+  select feat.id, form.w,
+    max(instr(dw, ' ' || form.f) > 0), max(instr(hw, ' ' || form.f) > 0),
+    max(instr(tw, ' ' || form.f) > 0), max(instr(fw, ' ' || form.w || ' ') > 0)
+  from feat, form
+  group by feat.id, form.w
+),
+-- A term the document explains (all its words in the path or title, like `search-api` in
+-- search-api.md) says which document, not which section: its exact matches do not count.
+term_doc(id, pos, in_doc) as (
+  select match.id, part.pos, min(match.in_doc)
+  from match join part on part.w = match.w
+  group by match.id, part.pos
+),
+ex(id, ev) as materialized (
+  select e.id, sum(e.ev)
+  from exact_t as e
+  join term_doc as d on d.id = e.id and d.pos = e.pos
+  where not d.in_doc
+  group by e.id
+),
 scored as (
-  select id,
-    bm_n, ex_n,
-    coalesce((select sum(k.idf) from key k where exists (select 1 from form f where f.w = k.w and (
-                instr(dw, ' ' || f.f) or (k.plain and instr(tw, ' ' || f.f))))), 0)
+  select feat.id, bm_n,
+    coalesce((select ev from ex where ex.id = feat.id) / nullif((select max(ev) from ex), 0), 0) as ex_n,
+    coalesce(sum(case when in_doc or (key.plain and in_trail) then key.idf end), 0)
       / nullif((select idf from key_total), 0) as cover,
-    coalesce((select sum(k.idf) from key k where k.plain
-                and exists (select 1 from form f where f.w = k.w and instr(hw, ' ' || f.f))
-                and not exists (select 1 from form f where f.w = k.w and instr(dw, ' ' || f.f))), 0)
+    coalesce(sum(case when key.plain and in_head and not in_doc then key.idf end), 0)
       / nullif((select idf from key_total), 0) as head,
-    (select count(*) from key k where instr(fw, ' ' || k.w || ' '))
-      * 1.0 / (length(trim(fw)) - length(replace(trim(fw), ' ', '')))  as file
+    coalesce(sum(in_file), 0) * 1.0 / (length(trim(fw)) - length(replace(trim(fw), ' ', ''))) as file
   from feat
+  join match on match.id = feat.id
+  join key on key.w = match.w
+  group by feat.id
 ),
 ranked as (
   select id,
