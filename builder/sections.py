@@ -117,9 +117,14 @@ def split_sections(path: str, text: str, sha256: str = "", size: int = 0) -> Doc
     texts: list[list[str]] = [[] for _ in starts]
     start_lines = [s for s, _, _ in starts]
     parent_type = ""
+    cell = 0  # 1-based column of the current table cell
     for tok in blocks:
         if tok.nesting == 1:
             parent_type = tok.type
+            if tok.type == "tr_open":
+                cell = 0
+            elif tok.type in ("td_open", "th_open"):
+                cell += 1
         if not tok.map or not starts or tok.map[0] < starts[0][0]:
             continue
         idx = bisect_right(start_lines, tok.map[0]) - 1
@@ -127,8 +132,15 @@ def split_sections(path: str, text: str, sha256: str = "", size: int = 0) -> Doc
             if parent_type == "heading_open":
                 continue  # headings are handled below, once each
             prose, spans = split_code_spans(tok.content)
-            pieces[idx].append(("text", prose))
-            pieces[idx].extend(("code", s) for s in spans)
+            # Where a token is defined rather than mentioned: the first column of a table row,
+            # or a code span that opens a paragraph or list item (`- `X`: what it does`).
+            first_cell = parent_type in ("td_open", "th_open") and cell == 1
+            opens = tok.content.lstrip("*_ ").startswith("`")
+            pieces[idx].append(("definition" if first_cell else "text", prose))
+            pieces[idx].extend(
+                ("code:definition" if first_cell or (opens and i == 0) else "code", span)
+                for i, span in enumerate(spans)
+            )
             texts[idx].append(plain_inline(tok.content))
         elif tok.type in ("fence", "code_block"):
             pieces[idx].append(("fence", tok.content))
@@ -156,7 +168,7 @@ def split_sections(path: str, text: str, sha256: str = "", size: int = 0) -> Doc
                 title = heading
             head_pieces = [("heading", heading)]
             _, spans = split_code_spans(raw)
-            head_pieces.extend(("code", s) for s in spans)
+            head_pieces.extend(("code:heading", s) for s in spans)
             plain = [heading]
         else:
             heading, anchor, parent, trail, head_pieces, plain = "", "", None, (), [], []

@@ -11,8 +11,9 @@ KINDS = (
     "url", "host", "cli_flag", "file_path", "env_var", "error_code",
     "identifier", "name", "version", "dotted", "code",
 )
-# Where a token was seen, strongest first.
-SOURCES = ("heading", "code", "fence", "text")
+# Where a token was seen, strongest first: a heading, a definition (first column of a table
+# row, or the code span that opens a paragraph or list item), a code span, a code block, prose.
+SOURCES = ("heading", "definition", "code", "fence", "text")
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 # The same two character sets appear in queries/search.sql and queries/token.sql: keep them equal.
@@ -30,7 +31,7 @@ def normalize(token: str) -> str:
 class ExactToken:
     token: str  # as written
     kind: str
-    source: str  # heading, code (inline code span), fence (code block) or text (prose)
+    source: str  # one of SOURCES
 
     @property
     def norm(self) -> str:
@@ -92,7 +93,7 @@ def _classify_word(word: str, in_code: bool) -> str | None:
 
 
 def _scan(text: str, source: str, out: list[ExactToken]) -> None:
-    in_code = source in ("code", "fence", "heading")
+    in_code = source != "text"
     for chunk_match in _CHUNK.finditer(text):
         chunk = chunk_match.group()
         if len(chunk) < 2:
@@ -132,13 +133,15 @@ def _scan(text: str, source: str, out: list[ExactToken]) -> None:
 
 
 def extract_tokens(pieces: Iterable[tuple[str, str]]) -> list[ExactToken]:
-    """Exact tokens from (source, text) pieces; `code` pieces also keep the span verbatim.
+    """Exact tokens from (source, text) pieces; a code span ("code" or "code:definition")
+    is also kept verbatim.
 
     The result is de-duplicated on (token, kind), keeping the strongest source, and sorted.
     """
     found: list[ExactToken] = []
     for source, text in pieces:
-        if source == "code":
+        if source.startswith("code"):  # a code span: "code", or "code:definition"
+            source = source.partition(":")[2] or "code"
             span = text.strip()
             before = len(found)
             _scan(span, source, found)

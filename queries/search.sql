@@ -69,7 +69,7 @@ word(w, plain, stop, df, idf, stem) as materialized (
 -- Words that carry meaning: not stop words (unless the query is only stop words). A plain
 -- word was a term of its own; the parts of an identifier (PAYMENTS_DB_URL) are not plain.
 key(w, plain, idf, stem, common) as materialized (
-  select w, plain, idf, stem, df > 0.1 * (select n from n_sections) from word
+  select w, plain, idf, stem, df > max(0.1 * (select n from n_sections), 1000) from word
   where not stop or not exists (select 1 from word where not stop)
 ),
 key_total(idf) as materialized (select coalesce(sum(idf), 0) from key),
@@ -90,7 +90,7 @@ phrase(p) as (
   union
   select '"' || f || '"' || case when length(f) >= 4 then '*' else '' end
   from form join key using (w)
-  where not common and f not glob '*[^a-z0-9]*' and f <> w
+  where not common and f not glob '*[^a-z0-9]*' and (f <> w or length(f) >= 4)
 ),
 m(expr) as materialized (
   select coalesce(group_concat(p, ' OR '), '""') from phrase
@@ -103,9 +103,12 @@ fts(id, bm) as materialized (
   limit 100
 ),
 -- Sections that hold a query term as an exact token, per term; a case-exact match counts
--- double, a rare token more than a common one.
+-- double, a rare token more than a common one, and a section that defines the token (in a
+-- heading, the first column of a table, or the code span opening an item) more than one
+-- that mentions it.
 exact_t(id, pos, ev) as materialized (
-  select tk.section_id, term.pos, max(coalesce(d.idf, 8.0) * (1 + (tk.token = term.t)))
+  select tk.section_id, term.pos,
+    max(coalesce(d.idf, 8.0) * (1 + (tk.token = term.t)) * (1 + 0.5 * (tk.source in ('heading', 'definition'))))
   from term
   join tokens as tk on tk.norm = term.n
   left join token_df as d on d.norm = term.n
