@@ -45,9 +45,10 @@ insert into mdfts_stopwords values
 create table mdfts_synonyms (
   grp  integer not null,
   word text not null,
+  stem text not null default '',  -- filled below with search.sql's stemmer
   primary key (grp, word)
 ) without rowid;
-insert into mdfts_synonyms values
+insert into mdfts_synonyms (grp, word) values
   (1, 'env'), (1, 'environment'), (1, 'envvar'),
   (2, 'var'), (2, 'variable'),
   (3, 'config'), (3, 'configuration'), (3, 'configure'), (3, 'cfg'), (3, 'settings'),
@@ -88,3 +89,11 @@ insert into mdfts_synonyms values
   (38, 'night'), (38, 'weekend'), (38, 'overnight'), (38, 'afterhours'),
   (39, 'delete'), (39, 'deletion'), (39, 'remove'), (39, 'purge'),
   (40, 'doc'), (40, 'runbook'), (40, 'playbook'), (40, 'sop');
+update mdfts_synonyms set stem = (select substr(case
+    when length(w) > 5 and w like '%ies' then substr(w, 1, length(w) - 3)
+    when length(w) > 5 and w like '%ing' then substr(w, 1, length(w) - 3)
+    when length(w) > 4 and w like '%ed' then substr(w, 1, length(w) - 2)
+    when length(w) > 4 and w like '%es' then substr(w, 1, length(w) - 2)
+    when length(w) > 3 and w like '%s' and w not like '%ss' then substr(w, 1, length(w) - 1)
+    else w end, 1, 5) from (select word as w));
+create index mdfts_synonyms_stem on mdfts_synonyms(stem, grp);

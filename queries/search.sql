@@ -4,12 +4,15 @@
 -- returns: rank, id, path, heading, trail (JSON array), anchor, level, start_line, end_line,
 --          score (higher is better), snippet, body; best first, ties by id. No rows when the
 --          text has no usable term.
--- How: the text is split on spaces (json_each) and each term quoted as an FTS5 phrase, so no
--- input can raise; stop words are dropped and very common words cost nothing unless nothing
--- else is left. Candidates are the bm25 top 200 plus every section holding an exact token
--- named in the query. Each is scored on bm25 (normalised to the best), exact tokens (case
--- matches count more), how much of the query its heading and its file name explain, and
--- word forms (a five-letter stem prefix: "rolling back" finds "Rollback").
+-- How: the text is split on spaces (json_each); each term becomes a quoted FTS5 phrase, so no
+-- input can raise. Stop words are dropped. Candidates are the bm25 top 100 over the cheapest
+-- phrases (by rows they can match, within a budget, so common words cost little on a large
+-- index) plus the sections holding a query term as an exact token. Each candidate is scored
+-- on: bm25 (normalised to the best); exact tokens (case-exact, rare and defining ones count
+-- more; one that only names the document counts not); the share of the query its document
+-- (path, title) and trail explain; the share its heading explains beyond the document; and
+-- the share of its file name the query names. Words match by a five-letter stem prefix
+-- ("rolling back" finds "Rollback") and through mdfts_synonyms (env ~ environment).
 with
 q(s) as (
   select substr(replace(replace(replace(cast(coalesce(:q, '') as text),
@@ -41,22 +44,18 @@ part(pos, w, np) as (
 n_sections(n) as (
   select cast(value as integer) from mdfts_meta where key = 'sections'
 ),
--- Query words and synonym words, each with its stem: a crude stemmer that drops one plural
--- or verb ending and keeps at most five letters ("variables" → varia, "rolling" → roll).
-vocab(grp, w, plain) as (
-  select null, w, max(np = 1) from part group by w
-  union all
-  select grp, word, 1 from mdfts_synonyms
-),
-stemmed(grp, w, plain, stem) as materialized (
-  select grp, w, plain, substr(case
+-- Query words, each with its stem: a crude stemmer that drops one plural or verb ending and
+-- keeps at most five letters ("variables" → varia, "rolling" → roll). derive.sql stems
+-- mdfts_synonyms with the same expression at build time: keep the two equal.
+stemmed(w, plain, stem) as materialized (
+  select w, max(np = 1), substr(case
       when length(w) > 5 and w like '%ies' then substr(w, 1, length(w) - 3)
       when length(w) > 5 and w like '%ing' then substr(w, 1, length(w) - 3)
       when length(w) > 4 and w like '%ed' then substr(w, 1, length(w) - 2)
       when length(w) > 4 and w like '%es' then substr(w, 1, length(w) - 2)
       when length(w) > 3 and w like '%s' and w not like '%ss' then substr(w, 1, length(w) - 1)
       else w end, 1, 5)
-  from vocab
+  from part group by w
 ),
 word(w, plain, stop, df, idf, stem) as materialized (
   select w, plain,
@@ -64,12 +63,12 @@ word(w, plain, stop, df, idf, stem) as materialized (
     coalesce((select df from term_df where term = w), 1),
     coalesce((select idf from term_df where term = w), 8.0),
     stem
-  from stemmed where grp is null
+  from stemmed
 ),
 -- Words that carry meaning: not stop words (unless the query is only stop words). A plain
 -- word was a term of its own; the parts of an identifier (PAYMENTS_DB_URL) are not plain.
-key(w, plain, idf, stem, common) as materialized (
-  select w, plain, idf, stem, df > max(0.1 * (select n from n_sections), 1000) from word
+key(w, plain, df, idf, stem) as materialized (
+  select w, plain, df, idf, stem from word
   where not stop or not exists (select 1 from word where not stop)
 ),
 key_total(idf) as materialized (select coalesce(sum(idf), 0) from key),
@@ -78,22 +77,35 @@ form(w, f) as materialized (
   select w, stem from key
   union
   select k.w, s2.stem from key as k
-  join stemmed as s1 on s1.grp is not null and s1.stem = k.stem
-  join stemmed as s2 on s2.grp = s1.grp
+  join mdfts_synonyms as s1 on s1.stem = k.stem
+  join mdfts_synonyms as s2 on s2.grp = s1.grp
   where k.plain
 ),
--- The FTS5 expression: each useful term as a quoted phrase, plus stem prefixes, ORed.
-phrase(p) as (
-  select '"' || replace(term.t, '"', '""') || '"' from term
-  where exists (select 1 from part join key using (w) where part.pos = term.pos and not key.common)
-     or not exists (select 1 from key where not common)
-  union
-  select '"' || f || '"' || case when length(f) >= 4 then '*' else '' end
-  from form join key using (w)
-  where not common and f not glob '*[^a-z0-9]*' and (f <> w or length(f) >= 4)
+-- The FTS5 expression: each useful term as a quoted phrase, plus stem prefixes and synonyms,
+-- ORed. Each phrase's cost is the number of sections it can match (from term_df); phrases are
+-- taken cheapest first while the total stays within a budget, so a query over a large index
+-- never scores half of it for a word like "service". Common words still count as evidence
+-- below; they just do not pick candidates.
+phrase(p, cost) as (
+  select '"' || replace(term.t, '"', '""') || '"',
+    (select min(key.df) from part join key using (w) where part.pos = term.pos)
+  from term
+  where exists (select 1 from part join key using (w) where part.pos = term.pos)
+  union all
+  select '"' || f || '"' || case when length(f) >= 4 then '*' else '' end,
+    case when length(f) >= 4 then (select coalesce(sum(df), 1) from term_df where term >= f and term < f || '{')
+         else coalesce((select df from term_df where term = f), 1) end
+  from (select distinct f from form)
+  where f not glob '*[^a-z0-9]*' and (length(f) >= 4 or f not in (select w from key))
+),
+chosen(p) as (
+  select p from (
+    select p, cost, sum(cost) over (order by cost, p rows unbounded preceding) as cum
+    from (select p, min(cost) as cost from phrase group by p))
+  where cum - cost < 2000 + 0.01 * (select n from n_sections)
 ),
 m(expr) as materialized (
-  select coalesce(group_concat(p, ' OR '), '""') from phrase
+  select coalesce(group_concat(p, ' OR '), '""') from chosen
 ),
 fts(id, bm) as materialized (
   select rowid, bm25(sections_fts, 2.0, 2.0, 4.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5)
