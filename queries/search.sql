@@ -181,8 +181,20 @@ ex(id, ev) as materialized (
   where not d.in_doc
   group by e.id
 ),
+-- The heading's own words (beyond stop words and the document's words), and the share of them
+-- the query names: a heading the query spells out in full beats one it half matches.
+hword(id, hw, n) as (
+  select feat.id, j.value, count(*) over (partition by feat.id)
+  from feat, json_each('[' || replace(json_quote(trim(feat.hw)), ' ', '","') || ']') as j
+  where j.value <> '' and j.value not in (select word from mdfts_stopwords)
+    and not instr(feat.dw, ' ' || j.value || ' ')
+),
+hprec(id, prec) as materialized (
+  select id, avg(exists (select 1 from form where substr(hw, 1, length(form.f)) = form.f))
+  from hword group by id
+),
 scored as (
-  select feat.id, bm_n,
+  select feat.id, bm_n, coalesce((select prec from hprec where hprec.id = feat.id), 0) as hprec,
     coalesce((select ev from ex where ex.id = feat.id) / nullif((select max(ev) from ex), 0), 0) as ex_n,
     coalesce(sum(case when in_doc or (key.plain and in_trail) then key.idf end), 0)
       / nullif((select idf from key_total), 0) as cover,
@@ -196,8 +208,8 @@ scored as (
 ),
 ranked as (
   select id,
-    round(1.0 * bm_n + 1.0 * ex_n + 1.0 * coalesce(cover, 0) + 1.0 * coalesce(head, 0)
-          + 1.0 * min(coalesce(file, 0), 1.0), 6) as score
+    round(1.5 * bm_n + 1.0 * ex_n + 0.5 * coalesce(cover, 0) + 0.5 * coalesce(head, 0)
+          + 0.5 * hprec + 1.5 * min(coalesce(file, 0), 1.0), 6) as score
   from scored
   order by score desc, id
   limit coalesce(:limit, 10)
