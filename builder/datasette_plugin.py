@@ -1,3 +1,5 @@
+# mypy: disallow-untyped-decorators=False
+# (datasette.hookimpl is untyped; the hooks themselves are typed.)
 """The Datasette plugin (entry point `mdfts`): every mdfts index Datasette opens gets its search
 box, stored queries, descriptions, facets, rendered sections and source links, no config needed.
 

@@ -34,7 +34,8 @@ def _html_renderer() -> MarkdownIt:
 
 def render_html(text: str) -> str:
     """Markdown → safe HTML (CommonMark + tables; raw HTML escaped, javascript: links dropped)."""
-    return _html_renderer().render(text)
+    html_out: str = _html_renderer().render(text)
+    return html_out
 
 
 def parse_blocks(text: str) -> list[Token]:

@@ -164,6 +164,31 @@ def test_allow_sql_opts_in(index_db: Path, tmp_path: Path) -> None:
         assert get(f"{base}/{DB_NAME}.db")[0] == 403
 
 
+def test_plugin_leaves_other_databases_alone(index_db: Path, tmp_path: Path) -> None:
+    import asyncio
+
+    from datasette.app import Datasette
+
+    other = tmp_path / "notes.db"
+    with sqlite3.connect(other) as db:
+        db.execute("create table sections (id integer primary key, path text, body text)")
+        db.execute("insert into sections values (1, 'a.md', '# Title')")
+    db.close()
+
+    async def fetch() -> tuple[Any, Any, str]:
+        ds = Datasette(immutables=[str(other), str(index_db)])
+        await ds.invoke_startup()
+        mine = (await ds.client.get(f"/{DB_NAME}.json")).json()
+        theirs = (await ds.client.get("/notes.json")).json()
+        page = (await ds.client.get("/notes/sections")).text
+        return mine, theirs, page
+
+    mine, theirs, page = asyncio.run(fetch())
+    assert len(mine["queries"]) == 5
+    assert theirs["queries"] == []
+    assert '<td class="col-body type-str"># Title</td>' in page and "mdfts.css" not in page
+
+
 # --- rendered sections and source links ---------------------------------------------------
 
 def test_section_markdown_is_rendered_and_raw_html_escaped(server: str) -> None:
