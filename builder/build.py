@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mdfts.browse import check_source_url
 from mdfts.discover import DEFAULT_INCLUDE, discover, read_source
 from mdfts.errors import MdftsError, SourceError
 from mdfts.queries import package_queries
@@ -33,23 +34,30 @@ def build_index(
     exclude: Sequence[str] = (),
     on_error: str = "fail",
     source_name: str | None = None,
+    source_url: str | None = None,
     warn: Callable[[str], None] | None = None,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> BuildResult:
     """Build the index file `out` from the markdown under `roots`; the old file survives a failure.
 
     :param on_error: "fail" stops at the first unreadable file; "skip" warns and leaves it out.
+    :param source_url: URL template of a section's source lines, stored as mdfts_meta.source_url
+        (fields {path}, {start_line}, {end_line}, {anchor}, {commit}; see docs/datasette.md).
     :param progress: called with (files done, files in all, path) after each file.
     """
     if on_error not in ON_ERROR:
         raise MdftsError(f"--on-error must be one of {', '.join(ON_ERROR)}")
     out = Path(out)
+    if source_url:
+        check_source_url(source_url)
     files = discover(roots, include, exclude, skip=[out], warn=warn)
     meta = {
         "mdfts_version": _version(),
         "source": source_name or ", ".join(sorted({r.resolve().name or "/" for r in roots})),
         "files": str(len(files)),
     }
+    if source_url:
+        meta["source_url"] = source_url
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
     if epoch:
         if not epoch.isdigit():

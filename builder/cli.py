@@ -45,9 +45,12 @@ def cli() -> None:
 @click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True,
               help="On an unreadable file: fail the build (keeping the old index), or warn and skip it.")
 @click.option("--source-name", metavar="NAME", help="How mdfts_meta describes the source (default: the folder names).")
+@click.option("--source-url", metavar="TEMPLATE",
+              help="Link each section to its source, e.g. 'https://github.com/o/r/blob/{commit}/{path}"
+                   "#L{start_line}-L{end_line}' (fields: path, start_line, end_line, anchor, commit).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclude: tuple[str, ...],
-          on_error: str, source_name: str | None, quiet: bool) -> None:
+          on_error: str, source_name: str | None, source_url: str | None, quiet: bool) -> None:
     """Build an index from one or more folders of markdown.
 
     \b
@@ -71,7 +74,7 @@ def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclud
     try:
         result = build_index(
             list(sources), out, include=include or DEFAULT_INCLUDE, exclude=exclude, on_error=on_error,
-            source_name=source_name, warn=_warn, progress=progress if show_bar else None,
+            source_name=source_name, source_url=source_url, warn=_warn, progress=progress if show_bar else None,
         )
     finally:
         if bar is not None:
@@ -277,6 +280,59 @@ def context(db: Path, question: str, budget: int, k: int) -> None:
     from mdfts import search as lib
 
     click.echo(lib.context(db, question, budget=budget, k=k), nl=False)
+
+
+@cli.command(name="datasette-metadata")
+@click.argument("dbs", metavar="DB...", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--config", "as_config", is_flag=True,
+              help="Print a Datasette 1.0 datasette.yaml (stored queries, table settings) instead.")
+def datasette_metadata(dbs: tuple[Path, ...], as_config: bool) -> None:
+    """Print the Datasette settings the mdfts plugin generates, to use without the plugin.
+
+    Datasette 0.65 reads it all from metadata.json; 1.0 reads stored queries and table
+    settings from datasette.yaml (--config) and descriptions from metadata.
+
+    \b
+    Examples:
+      mdfts datasette-metadata dist/docs.db > metadata.json
+      datasette --immutable dist/docs.db -m metadata.json
+      mdfts datasette-metadata dist/docs.db --config > datasette.yaml
+    """
+    from mdfts.browse import generated_settings
+
+    data = generated_settings(list(dbs), config=as_config)
+    click.echo(output.to_yaml(data) if as_config else output.to_json(data), nl=not as_config)
+
+
+@cli.command()
+@click.argument("dbs", metavar="DB...", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on; 0.0.0.0 lets other machines in.")
+@click.option("-p", "--port", type=click.IntRange(0, 65535), default=8001, show_default=True,
+              help="Port to listen on; 0 picks a free one.")
+@click.option("--allow-sql", is_flag=True, help="Let visitors run arbitrary read-only SQL.")
+@click.option("--allow-download", is_flag=True, help="Let visitors download the whole .db file.")
+@click.option("--time-limit-ms", type=click.IntRange(1), default=1000, show_default=True,
+              help="Stop any query that runs longer.")
+def serve(dbs: tuple[Path, ...], host: str, port: int, allow_sql: bool, allow_download: bool,
+          time_limit_ms: int) -> None:
+    """Browse indexes in Datasette: ranked search, facets, rendered sections, source links.
+
+    Read-only (immutable); the URL name of each database is its file stem. Needs
+    `pip install 'mdfts[datasette]'`.
+
+    \b
+    Example:
+      mdfts serve dist/docs.db --port 8001
+    """
+    from mdfts.browse import serve_args
+
+    args = serve_args(list(dbs), host, port, allow_sql, allow_download, time_limit_ms)
+    try:
+        from datasette.cli import cli as datasette_cli
+    except ImportError:
+        raise MdftsError("Datasette is not installed; pip install 'mdfts[datasette]'") from None
+    datasette_cli.main(args, prog_name="mdfts serve")
 
 
 @cli.command(name="eval")

@@ -11,6 +11,21 @@ def to_json(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2)
 
 
+def to_yaml(data: Any) -> str:
+    """YAML with multi-line strings (SQL) as literal blocks, keys in the given order."""
+    import yaml
+
+    class _Dumper(yaml.SafeDumper):
+        pass
+
+    def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+        style = "|" if "\n" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    _Dumper.add_representer(str, _str)
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+
+
 def to_json_line(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(", ", ": "))
 

@@ -11,7 +11,7 @@ from markdown_it.token import Token
 from mdit_py_plugins.anchors.index import slugify
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-__all__ = ["Token", "parse_blocks", "heading_text", "plain_inline", "split_code_spans", "slugify"]
+__all__ = ["Token", "parse_blocks", "heading_text", "plain_inline", "split_code_spans", "slugify", "render_html"]
 
 
 @lru_cache(maxsize=1)
@@ -24,6 +24,18 @@ def _block_parser() -> MarkdownIt:
 @lru_cache(maxsize=1)
 def _inline_parser() -> MarkdownIt:
     return MarkdownIt("commonmark")
+
+
+@lru_cache(maxsize=1)
+def _html_renderer() -> MarkdownIt:
+    # Raw HTML in the docs is shown as text, never passed through: the page is someone's browser.
+    return MarkdownIt("commonmark", {"html": False}).use(front_matter_plugin).enable("table")
+
+
+def render_html(text: str) -> str:
+    """Markdown → safe HTML (CommonMark + tables; raw HTML escaped, javascript: links dropped)."""
+    html_out: str = _html_renderer().render(text)
+    return html_out
 
 
 def parse_blocks(text: str) -> list[Token]:

@@ -4,6 +4,6 @@
 -- returns: id, path, title, lines, sections, sha256; by path.
 select d.id, d.path, d.title, d.lines, d.sections, d.sha256
 from documents as d
-where d.path glob coalesce(:glob, '*')
+where d.path glob coalesce(nullif(:glob, ''), '*')
 order by d.path
-limit coalesce(:limit, 1000);
+limit coalesce(nullif(:limit, ''), 1000);

@@ -212,7 +212,7 @@ ranked as (
           + 0.5 * hprec + 1.5 * min(coalesce(file, 0), 1.0), 6) as score
   from scored
   order by score desc, id
-  limit coalesce(:limit, 10)
+  limit coalesce(nullif(:limit, ''), 10)
 )
 select
   row_number() over (order by r.score desc, r.id) as rank,

@@ -7,7 +7,7 @@ select s.id, s.path, s.title, s.level, s.heading, s.trail, s.anchor, s.start_lin
   s.parent_id, s.prev_id, s.next_id, s.chars, s.body
 from sections as s
 where s.id = (
-  select coalesce(:id, (
+  select coalesce(nullif(:id, ''), (
     select x.id from sections as x
     where x.document_id = (select id from documents where path = :path)
       and x.anchor = coalesce(:anchor, '')

@@ -15,4 +15,4 @@ from t
 join tokens as tk on tk.norm = lower(t.raw)
 join sections as s on s.id = tk.section_id
 order by exact desc, s.path, s.start_line, tk.token, tk.kind
-limit coalesce(:limit, 20);
+limit coalesce(nullif(:limit, ''), 20);

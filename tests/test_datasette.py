@@ -1,0 +1,341 @@
+"""Datasette: the plugin, `mdfts serve` and `mdfts datasette-metadata`, against a real server
+on 127.0.0.1 and a real headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+pytest.importorskip("datasette", reason="Datasette is not installed: pip install -e '.[datasette]'")
+
+from mdfts.browse import IndexFacts, check_source_url, column_descriptions, source_link  # noqa: E402
+from mdfts.build import build_index  # noqa: E402
+from mdfts.cli import cli  # noqa: E402
+from mdfts.errors import MdftsError  # noqa: E402
+
+FIXTURE_DOCS = Path(__file__).parent / "fixtures" / "datasette"
+SOURCE_URL = "https://example.com/ops/blob/{commit}/{path}#L{start_line}-L{end_line}"
+DB_NAME = "ops-docs"
+
+
+@pytest.fixture(scope="module")
+def index_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("index") / f"{DB_NAME}.db"
+    build_index([FIXTURE_DOCS], out, source_url=SOURCE_URL)
+    return out
+
+
+@contextmanager
+def mdfts_serve(log: Path, *args: str) -> Iterator[str]:
+    """Run `mdfts serve ARGS --port 0` and yield its base URL; stop it on the way out."""
+    with open(log, "w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "mdfts", "serve", *args, "--port", "0"],
+                                stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            found = re.search(r"Uvicorn running on (http://127\.0\.0\.1:\d+)", log.read_text())
+            if found:
+                yield found.group(1)
+                break
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"mdfts serve did not start:\n{log.read_text()}")
+            time.sleep(0.05)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def server(index_db: Path) -> Iterator[str]:
+    with mdfts_serve(index_db.with_name("serve.log"), str(index_db)) as base:
+        yield base
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
+def get_json(url: str) -> Any:
+    status, body = get(url)
+    assert status == 200, body[:500]
+    return json.loads(body)
+
+
+# --- the stored search query, table search, and what is refused ---------------------------
+
+@pytest.mark.parametrize(
+    ("q", "path", "heading", "lines"),
+    [
+        ("payments rollback", "runbooks/payments.md", "Rollback procedure", (5, 13)),
+        ("E2001", "reference/error-codes.md", "E2001", (8, 12)),
+        ("restart the billing exporter", "runbooks/billing.md", "Restarting the exporter", (5, 9)),
+    ],
+    ids=["words", "error-code", "question"],
+)
+def test_search_query_ranks_the_right_section_first(server: str, q: str, path: str, heading: str,
+                                                     lines: tuple[int, int]) -> None:
+    rows = get_json(f"{server}/{DB_NAME}/search.json?" + urllib.parse.urlencode({"q": q, "_shape": "array"}))
+    first = rows[0]
+    assert (first["path"], first["heading"], first["start_line"], first["end_line"]) == (path, heading, *lines)
+
+
+def test_search_query_takes_a_limit_and_survives_hostile_text(server: str) -> None:
+    rows = get_json(f"{server}/{DB_NAME}/search.json?q=payments&limit=1&_shape=array")
+    assert len(rows) == 1
+    for q in ['"', "NEAR(", "path:", "'; drop table sections; --", ""]:
+        assert isinstance(get_json(f"{server}/{DB_NAME}/search.json?"
+                                   + urllib.parse.urlencode({"q": q, "_shape": "array"})), list)
+
+
+def test_table_search_box_filters_sections(server: str) -> None:
+    everything = get_json(f"{server}/{DB_NAME}/sections.json?_shape=array&_col=heading")
+    found = get_json(f"{server}/{DB_NAME}/sections.json?_search=exporter&_shape=array&_col=heading")
+    assert len(everything) == 9
+    assert [r["heading"] for r in found] == ["Restarting the exporter"]
+
+
+def test_stored_queries_come_from_the_index(server: str, index_db: Path) -> None:
+    db = get_json(f"{server}/{DB_NAME}.json")
+    assert sorted(q["name"] for q in db["queries"]) == ["neighbors", "outline", "search", "section", "token"]
+    rows = get_json(f"{server}/{DB_NAME}/token.json?token=e1027&_shape=array")
+    assert [(r["path"], r["heading"], r["exact"]) for r in rows] == [
+        ("reference/error-codes.md", "E1027", 0), ("runbooks/payments.md", "Rollback procedure", 0)]
+    section_id = rows[1]["id"]
+    around = get_json(f"{server}/{DB_NAME}/neighbors.json?id={section_id}&_shape=array")
+    assert [(r["relation"], r["heading"]) for r in around] == [
+        ("self", "Rollback procedure"), ("parent", "Payments runbook"),
+        ("previous", "Payments runbook"), ("next", "Scaling the workers")]
+
+
+def test_helper_tables_are_hidden_and_sections_searchable(server: str) -> None:
+    tables = {t["name"]: t for t in get_json(f"{server}/{DB_NAME}.json")["tables"]}
+    hidden = sorted(name for name, t in tables.items() if t["hidden"])
+    assert hidden == ["mdfts_stopwords", "mdfts_synonyms", "sections_fts", "sections_fts_config",
+                      "sections_fts_data", "sections_fts_docsize", "sections_fts_idx", "term_df", "token_df"]
+    assert tables["sections"]["fts_table"] == "sections_fts"
+
+
+def test_sections_have_default_facets(server: str) -> None:
+    facets = get_json(f"{server}/{DB_NAME}/sections.json?_size=1")["facet_results"]
+    assert list(facets) == ["path", "level", "env_vars", "cli_flags", "error_codes"]
+    assert facets["error_codes"]["type"] == "array"
+    assert {r["value"] for r in facets["error_codes"]["results"]} == {"E1027", "E2001"}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [f"/{DB_NAME}.json?sql=select+1", f"/{DB_NAME}?sql=select+1", f"/{DB_NAME}.db"],
+    ids=["sql-json", "sql-html", "download"],
+)
+def test_arbitrary_sql_and_download_are_refused(server: str, path: str) -> None:
+    status, _ = get(server + path)
+    assert status == 403
+
+
+def test_allow_sql_opts_in(index_db: Path, tmp_path: Path) -> None:
+    with mdfts_serve(tmp_path / "serve.log", str(index_db), "--allow-sql") as base:
+        rows = get_json(f"{base}/{DB_NAME}.json?sql=select+count(*)+as+n+from+sections&_shape=array")
+        assert rows == [{"n": 9}]
+        assert get(f"{base}/{DB_NAME}.db")[0] == 403
+
+
+def test_plugin_leaves_other_databases_alone(index_db: Path, tmp_path: Path) -> None:
+    import asyncio
+
+    from datasette.app import Datasette
+
+    other = tmp_path / "notes.db"
+    with sqlite3.connect(other) as db:
+        db.execute("create table sections (id integer primary key, path text, body text)")
+        db.execute("insert into sections values (1, 'a.md', '# Title')")
+    db.close()
+
+    async def fetch() -> tuple[Any, Any, str]:
+        ds = Datasette(immutables=[str(other), str(index_db)])
+        await ds.invoke_startup()
+        mine = (await ds.client.get(f"/{DB_NAME}.json")).json()
+        theirs = (await ds.client.get("/notes.json")).json()
+        page = (await ds.client.get("/notes/sections")).text
+        return mine, theirs, page
+
+    mine, theirs, page = asyncio.run(fetch())
+    assert len(mine["queries"]) == 5
+    assert theirs["queries"] == []
+    assert '<td class="col-body type-str"># Title</td>' in page and "mdfts.css" not in page
+
+
+# --- rendered sections and source links ---------------------------------------------------
+
+def test_section_markdown_is_rendered_and_raw_html_escaped(server: str) -> None:
+    status, page = get(f"{server}/{DB_NAME}/search?q=E2001")
+    assert status == 200
+    assert '<div class="mdfts-body"><h2>E2001</h2>' in page
+    assert "&lt;script&gt;alert" in page and '<script>alert("not run")' not in page
+
+
+def test_each_section_links_to_its_source_lines(server: str) -> None:
+    _, page = get(f"{server}/{DB_NAME}/sections?_search=exporter")
+    assert ('<a class="mdfts-source" href="https://example.com/ops/blob/HEAD/runbooks/billing.md#L5-L9" '
+            'title="source, lines 5–9">runbooks/billing.md</a>') in page
+
+
+def test_source_link_fills_commit_and_quotes_the_path() -> None:
+    facts = IndexFacts({"source_url": SOURCE_URL, "git_commit": "0123abc"}, [])
+    row = {"path": "ops notes/a#b.md", "start_line": 3, "end_line": 9}
+    assert source_link(facts, row) == "https://example.com/ops/blob/0123abc/ops%20notes/a%23b.md#L3-L9"
+    assert source_link(facts, {"path": "a.md"}) is None
+    assert source_link(IndexFacts({}, []), row) is None
+
+
+@pytest.mark.parametrize(
+    ("template", "error"),
+    [
+        ("https://x/{line}", "--source-url: unknown field {line}; use {path}, {start_line}, {end_line}, "
+                             "{commit}, {anchor}"),
+        ("x/{path}", "--source-url 'x/{path}': must start with http:// or https://"),
+        ("https://x/{path", "--source-url 'https://x/{path': expected '}' before end of string"),
+    ],
+    ids=["unknown-field", "not-http", "unclosed"],
+)
+def test_bad_source_url_fails_the_build_cleanly(tmp_path: Path, template: str, error: str) -> None:
+    out = tmp_path / "x.db"
+    result = CliRunner().invoke(cli, ["build", str(FIXTURE_DOCS), "-o", str(out), "--source-url", template])
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", f"Error: {error}\n")
+    assert not out.exists()
+    with pytest.raises(MdftsError):
+        check_source_url(template)
+
+
+def test_build_stores_the_source_url(index_db: Path) -> None:
+    with sqlite3.connect(index_db) as db:
+        assert db.execute("select value from mdfts_meta where key = 'source_url'").fetchone() == (SOURCE_URL,)
+
+
+# --- generated settings -------------------------------------------------------------------
+
+def test_column_descriptions_come_from_schema_comments() -> None:
+    sql = ("create table t (\n  id integer primary key,\n  path text not null,   -- where it is\n"
+           "  -- said on the line before\n  body text,\n  env_vars text not null\n)")
+    assert column_descriptions(sql) == {
+        "id": "Row id; stable only within one build",
+        "path": "Where it is",
+        "body": "Said on the line before",
+        "env_vars": "JSON array of the section's exact tokens of kind env_var",
+    }
+
+
+def _stored_sql(db_path: Path) -> dict[str, str]:
+    with sqlite3.connect(db_path) as db:
+        return dict(db.execute("select name, sql from mdfts_queries"))
+
+
+def test_datasette_metadata_prints_0_65_metadata(index_db: Path) -> None:
+    result = CliRunner().invoke(cli, ["datasette-metadata", str(index_db)])
+    assert result.exit_code == 0, result.output
+    db = json.loads(result.stdout)["databases"][DB_NAME]
+    stored = _stored_sql(index_db)
+    assert {name: q["sql"] for name, q in db["queries"].items()} == {
+        name: sql for name, sql in stored.items() if name != "documents"}
+    assert db["queries"]["search"]["params"] == ["q", "limit"]
+    assert db["queries"]["search"]["title"].startswith("search: Rank sections for any text")
+    sections = db["tables"]["sections"]
+    assert (sections["fts_table"], sections["fts_pk"]) == ("sections_fts", "id")
+    assert sections["columns"]["start_line"] == "1-based, inclusive, the heading's own line"
+    assert db["tables"]["term_df"] == {"hidden": True}
+
+
+def test_datasette_metadata_config_prints_1_0_yaml(index_db: Path) -> None:
+    result = CliRunner().invoke(cli, ["datasette-metadata", str(index_db), "--config"])
+    assert result.exit_code == 0, result.output
+    config = yaml.safe_load(result.stdout)
+    assert config["allow_sql"] is False
+    assert config["settings"] == {"sql_time_limit_ms": 1000, "allow_download": False}
+    db = config["databases"][DB_NAME]
+    assert db["queries"]["search"]["sql"] == _stored_sql(index_db)["search"]
+    assert db["tables"]["sections"]["facets"][2] == {"array": "env_vars"}
+    assert "columns" not in db["tables"]["sections"]  # descriptions are metadata, not config, in 1.0
+
+
+def test_metadata_and_serve_refuse_files_that_are_not_indexes(tmp_path: Path, index_db: Path) -> None:
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("create table t (x)").connection.close()
+    twin = tmp_path / f"{DB_NAME}.db"
+    shutil.copy(index_db, twin)
+    cases = [
+        (["datasette-metadata", str(other)],
+         f"Error: {other}: not an mdfts index (application_id); build one with mdfts build\n"),
+        (["serve", str(tmp_path / "missing.db")], f"Error: {tmp_path / 'missing.db'}: no such index file\n"),
+        (["serve", str(index_db), str(twin)],
+         f"Error: {twin}: same database name '{DB_NAME}' as {index_db}; rename one\n"),
+    ]
+    for args, error in cases:
+        result = CliRunner().invoke(cli, args)
+        assert (result.exit_code, result.stderr) == (1, error), args
+
+
+# --- a real browser -----------------------------------------------------------------------
+
+def _chromium() -> tuple[str, str] | None:
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    return (browser, driver) if browser and driver else None
+
+
+@pytest.mark.skipif(_chromium() is None, reason="chromium and chromedriver are not installed "
+                    "(apt-get install chromium chromium-driver; .ci/run does)")
+def test_browser_search_page_shows_the_expected_section_first(server: str, tmp_path: Path) -> None:
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser, driver_path = _chromium()  # type: ignore[misc]
+    options = webdriver.ChromeOptions()
+    options.binary_location = browser
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--window-size=1280,1000", f"--user-data-dir={tmp_path / 'profile'}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    try:
+        driver.get(f"{server}/{DB_NAME}/search")
+        box = driver.find_element(By.NAME, "q")
+        box.send_keys("how do I roll back payments")
+        driver.find_element(By.CSS_SELECTOR, "form.sql input[type=submit]").click()
+        WebDriverWait(driver, 20).until(
+            expected_conditions.presence_of_element_located((By.CSS_SELECTOR, "table.rows-and-columns tbody tr")))
+        first = driver.find_element(By.CSS_SELECTOR, "table.rows-and-columns tbody tr")
+        driver.save_screenshot(str(tmp_path / "search.png"))
+        assert first.find_element(By.CSS_SELECTOR, "td.col-heading").text == "Rollback procedure"
+        assert first.find_element(By.CSS_SELECTOR, "td.col-body h2").text == "Rollback procedure"
+        link = first.find_element(By.CSS_SELECTOR, "td.col-path a.mdfts-source")
+        assert link.get_attribute("href") == "https://example.com/ops/blob/HEAD/runbooks/payments.md#L5-L13"
+    finally:
+        driver.quit()
+    assert (tmp_path / "search.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
