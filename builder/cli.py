@@ -45,9 +45,12 @@ def cli() -> None:
 @click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True,
               help="On an unreadable file: fail the build (keeping the old index), or warn and skip it.")
 @click.option("--source-name", metavar="NAME", help="How mdfts_meta describes the source (default: the folder names).")
+@click.option("--artifact-version", metavar="V", envvar="MDFTS_ARTIFACT_VERSION",
+              help="Version stored in the index [env MDFTS_ARTIFACT_VERSION; default: the git tag at HEAD, "
+                   "else YYYYMMDD+<commit>; '' for none].")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclude: tuple[str, ...],
-          on_error: str, source_name: str | None, quiet: bool) -> None:
+          on_error: str, source_name: str | None, artifact_version: str | None, quiet: bool) -> None:
     """Build an index from one or more folders of markdown.
 
     \b
@@ -71,7 +74,7 @@ def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclud
     try:
         result = build_index(
             list(sources), out, include=include or DEFAULT_INCLUDE, exclude=exclude, on_error=on_error,
-            source_name=source_name, warn=_warn, progress=progress if show_bar else None,
+            source_name=source_name, artifact_version=artifact_version, warn=_warn, progress=progress if show_bar else None,
         )
     finally:
         if bar is not None:
