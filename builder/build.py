@@ -11,6 +11,7 @@ from pathlib import Path
 from mdfts.browse import check_source_url
 from mdfts.discover import DEFAULT_INCLUDE, discover, read_source
 from mdfts.errors import MdftsError, SourceError
+from mdfts.provenance import artifact_version as _artifact_version, read_provenance
 from mdfts.queries import package_queries
 from mdfts.sections import split_sections
 from mdfts.write import IndexWriter, WriteStats
@@ -35,6 +36,7 @@ def build_index(
     on_error: str = "fail",
     source_name: str | None = None,
     source_url: str | None = None,
+    artifact_version: str | None = None,
     warn: Callable[[str], None] | None = None,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> BuildResult:
@@ -43,6 +45,8 @@ def build_index(
     :param on_error: "fail" stops at the first unreadable file; "skip" warns and leaves it out.
     :param source_url: URL template of a section's source lines, stored as mdfts_meta.source_url
         (fields {path}, {start_line}, {end_line}, {anchor}, {commit}; see docs/datasette.md).
+    :param artifact_version: stored as mdfts_meta artifact_version; None derives it from git
+        (the tag at HEAD, else `YYYYMMDD+<commit>`), "" stores none.
     :param progress: called with (files done, files in all, path) after each file.
     """
     if on_error not in ON_ERROR:
@@ -58,6 +62,11 @@ def build_index(
     }
     if source_url:
         meta["source_url"] = source_url
+    provenance = read_provenance(roots[0], files, warn)
+    version = _artifact_version(artifact_version, provenance)
+    meta.update(provenance.meta() if provenance else {})
+    meta.update({"artifact_version": version} if version else {})
+    last_commits = provenance.last_commits if provenance else {}
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
     if epoch:
         if not epoch.isdigit():
@@ -65,14 +74,14 @@ def build_index(
         meta["built_at"] = epoch
     skipped: list[str] = []
     try:
-        return _write(files, out, meta, on_error, skipped, warn, progress)
+        return _write(files, out, meta, last_commits, on_error, skipped, warn, progress)
     except sqlite3.Error as err:
         raise MdftsError(f"{out}: cannot write the index: {err}") from None
     except OSError as err:
         raise MdftsError(f"{out}: cannot write the index: {err.strerror or err}") from None
 
 
-def _write(files, out, meta, on_error, skipped, warn, progress):  # type: ignore[no-untyped-def]
+def _write(files, out, meta, last_commits, on_error, skipped, warn, progress):  # type: ignore[no-untyped-def]
     with IndexWriter(out) as writer:
         for n, f in enumerate(files, 1):
             try:
@@ -89,6 +98,7 @@ def _write(files, out, meta, on_error, skipped, warn, progress):  # type: ignore
             if progress:
                 progress(n, len(files), f.path)
         meta["skipped"] = str(len(skipped))
+        writer.set_last_commits(last_commits)
         stats = writer.finish(meta, [q.row() for q in package_queries()])
     return BuildResult(out, stats, len(files), skipped)
 

@@ -48,9 +48,13 @@ def cli() -> None:
 @click.option("--source-url", metavar="TEMPLATE",
               help="Link each section to its source, e.g. 'https://github.com/o/r/blob/{commit}/{path}"
                    "#L{start_line}-L{end_line}' (fields: path, start_line, end_line, anchor, commit).")
+@click.option("--artifact-version", metavar="V", envvar="MDFTS_ARTIFACT_VERSION",
+              help="Version stored in the index [env MDFTS_ARTIFACT_VERSION; default: the git tag at HEAD, "
+                   "else YYYYMMDD+<commit>; '' for none].")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclude: tuple[str, ...],
-          on_error: str, source_name: str | None, source_url: str | None, quiet: bool) -> None:
+          on_error: str, source_name: str | None, source_url: str | None, artifact_version: str | None,
+          quiet: bool) -> None:
     """Build an index from one or more folders of markdown.
 
     \b
@@ -74,7 +78,8 @@ def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclud
     try:
         result = build_index(
             list(sources), out, include=include or DEFAULT_INCLUDE, exclude=exclude, on_error=on_error,
-            source_name=source_name, source_url=source_url, warn=_warn, progress=progress if show_bar else None,
+            source_name=source_name, source_url=source_url, artifact_version=artifact_version, warn=_warn,
+            progress=progress if show_bar else None,
         )
     finally:
         if bar is not None:

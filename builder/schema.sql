@@ -1,5 +1,5 @@
--- mdfts index schema. A public contract, documented in docs/schema.md; bump SCHEMA_VERSION in
--- write.py on any change a consumer could notice (and the major part on an incompatible one).
+-- mdfts index schema. A public contract, documented in docs/schema.md and docs/versioning.md: bump
+-- SCHEMA_VERSION in write.py on any change a consumer could notice; additions keep it.
 
 create table mdfts_meta (
   key   text primary key,

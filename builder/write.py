@@ -164,6 +164,11 @@ class IndexWriter:
         db.executemany("insert or ignore into tokens values (?, ?, ?, ?, ?)", token_rows)
         self.n_tokens += len(token_rows)
 
+    def set_last_commits(self, commits: dict[str, str]) -> None:
+        """Record each document's last git commit (documents.last_commit), by path."""
+        self.db.executemany("update documents set last_commit = ? where path = ?",
+                            sorted((c, p) for p, c in commits.items()))
+
     def finish(self, meta: dict[str, str], queries: list[tuple[str, str, str, str, str]]) -> WriteStats:
         """Index, stamp, compact and rename into place; returns what was written."""
         db = self.db

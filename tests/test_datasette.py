@@ -36,8 +36,11 @@ DB_NAME = "ops-docs"
 
 @pytest.fixture(scope="module")
 def index_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # A copy outside any git checkout, so no commit is recorded and links say HEAD.
+    docs = tmp_path_factory.mktemp("docs") / "datasette"
+    shutil.copytree(FIXTURE_DOCS, docs)
     out = tmp_path_factory.mktemp("index") / f"{DB_NAME}.db"
-    build_index([FIXTURE_DOCS], out, source_url=SOURCE_URL)
+    build_index([docs], out, source_url=SOURCE_URL)
     return out
 
 
