@@ -76,6 +76,11 @@ def get_query(db: sqlite3.Connection, name: str) -> QueryFile:
     return found[name]
 
 
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def run_query(db: sqlite3.Connection, query: QueryFile, params: dict[str, Any]) -> list[dict[str, Any]]:
     """Rows as dicts keyed by column name; every parameter not given is bound to NULL, as the
     sqlite3 shell does for an unset parameter."""
@@ -89,5 +94,5 @@ def run_query(db: sqlite3.Connection, query: QueryFile, params: dict[str, Any]) 
         cols = [d[0] for d in cur.description or ()]
         return [dict(zip(cols, row)) for row in cur.fetchall()]
     except sqlite3.Error as err:  # e.g. --param limit=abc: "datatype mismatch"
-        given = ", ".join(f"{p}={v!r}" for p, v in sorted(params.items()))
+        given = ", ".join(f"{p}={_short(v)}" for p, v in sorted(params.items()))
         raise QueryError(f"query {query.name!r} failed ({given or 'no parameters'}): {err}") from None
