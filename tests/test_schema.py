@@ -28,7 +28,7 @@ TABLES = {
     "term_df": ["term", "df", "idf"],
     "token_df": ["norm", "df", "idf"],
     "mdfts_stopwords": ["word"],
-    "mdfts_synonyms": ["grp", "word"],
+    "mdfts_synonyms": ["grp", "word", "stem"],
     "mdfts_meta": ["key", "value"],
     "mdfts_queries": ["name", "title", "description", "params", "sql"],
 }

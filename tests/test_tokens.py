@@ -73,10 +73,37 @@ def test_long_code_span_is_not_kept_verbatim() -> None:
     assert _found("code", span) == []
 
 
-def test_strongest_source_wins() -> None:
-    toks = extract_tokens([("text", "E1027"), ("fence", "E1027"), ("heading", "E1027"), ("code", "E1027")])
-    assert toks == [ExactToken("E1027", "error_code", "heading")]
-    assert SOURCES == ("heading", "code", "fence", "text")
+@pytest.mark.parametrize(
+    ("pieces", "source"),
+    [
+        ([("text", "E1027"), ("fence", "E1027"), ("heading", "E1027"), ("code", "E1027")], "heading"),
+        ([("text", "E1027"), ("code", "E1027"), ("code:definition", "E1027")], "definition"),
+        ([("text", "E1027"), ("fence", "E1027"), ("code", "E1027")], "code"),
+        ([("text", "E1027"), ("fence", "E1027")], "fence"),
+    ],
+    ids=["heading", "definition", "code", "fence"],
+)
+def test_strongest_source_wins(pieces: list[tuple[str, str]], source: str) -> None:
+    assert extract_tokens(pieces) == [ExactToken("E1027", "error_code", source)]
+    assert SOURCES == ("heading", "definition", "code", "fence", "text")
+
+
+@pytest.mark.parametrize(
+    ("markdown", "source"),
+    [
+        ("| Variable | Meaning |\n|---|---|\n| `API_KEY` | the key |\n", "definition"),
+        ("| Variable | Meaning |\n|---|---|\n| x | see `API_KEY` |\n", "code"),
+        ("- `API_KEY`: the key\n", "definition"),
+        ("- the key, `API_KEY`\n", "code"),
+        ("Set API_KEY first.\n", "text"),
+    ],
+    ids=["first-column", "other-column", "opens-list-item", "inside-list-item", "prose"],
+)
+def test_definition_source(markdown: str, source: str) -> None:
+    from mdfts.sections import split_sections
+
+    [section] = split_sections("x.md", "# X\n\n" + markdown).sections
+    assert [(t.token, t.source) for t in section.tokens if t.token == "API_KEY"] == [("API_KEY", source)]
 
 
 def test_every_kind_can_be_produced() -> None:
