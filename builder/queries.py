@@ -15,6 +15,14 @@ _PARAM = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 _STRING_OR_COMMENT = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/", re.S)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """Text that SQLite can take: lone surrogates (not encodable as UTF-8) become U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
 @dataclass(frozen=True, slots=True)
 class QueryFile:
     name: str
@@ -68,6 +76,11 @@ def get_query(db: sqlite3.Connection, name: str) -> QueryFile:
     return found[name]
 
 
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def run_query(db: sqlite3.Connection, query: QueryFile, params: dict[str, Any]) -> list[dict[str, Any]]:
     """Rows as dicts keyed by column name; every parameter not given is bound to NULL, as the
     sqlite3 shell does for an unset parameter."""
@@ -75,7 +88,11 @@ def run_query(db: sqlite3.Connection, query: QueryFile, params: dict[str, Any]) 
     if unknown:
         raise QueryError(f"query {query.name!r} takes {', '.join(':' + p for p in query.params) or 'no parameters'}; "
                          f"not {', '.join(':' + p for p in sorted(unknown))}")
-    bound = {p: params.get(p) for p in query.params}
-    cur = db.execute(query.sql, bound)
-    cols = [d[0] for d in cur.description or ()]
-    return [dict(zip(cols, row)) for row in cur.fetchall()]
+    bound = {p: clean_text(v) if isinstance(v, str) else v for p, v in ((p, params.get(p)) for p in query.params)}
+    try:
+        cur = db.execute(query.sql, bound)
+        cols = [d[0] for d in cur.description or ()]
+        return [dict(zip(cols, row)) for row in cur.fetchall()]
+    except sqlite3.Error as err:  # e.g. --param limit=abc: "datatype mismatch"
+        given = ", ".join(f"{p}={_short(v)}" for p, v in sorted(params.items()))
+        raise QueryError(f"query {query.name!r} failed ({given or 'no parameters'}): {err}") from None

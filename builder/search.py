@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -29,14 +28,6 @@ class Hit(TypedDict):
     content: str
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def clean_text(text: str) -> str:
-    """Text that SQLite can take: lone surrogates (not encodable as UTF-8) become U+FFFD."""
-    return _SURROGATE.sub("\ufffd", text)
-
-
 def _connect(db: Path | sqlite3.Connection) -> sqlite3.Connection:
     return db if isinstance(db, sqlite3.Connection) else open_index(Path(db))
 
@@ -53,7 +44,7 @@ def _hit(row: dict[str, Any]) -> Hit:
 def search(db: Path | sqlite3.Connection, q: str, limit: int = 10) -> list[Hit]:
     """The best sections for any text, best first (queries/search.sql, as stored in the index)."""
     conn = _connect(db)
-    rows = run_query(conn, get_query(conn, "search"), {"q": clean_text(q), "limit": limit})
+    rows = run_query(conn, get_query(conn, "search"), {"q": q, "limit": limit})
     return [_hit(r) for r in rows]
 
 
@@ -62,7 +53,7 @@ def search_many(db: Path | sqlite3.Connection, queries: Iterable[str], limit: in
     conn = _connect(db)
     query = get_query(conn, "search")
     for q in queries:
-        rows = run_query(conn, query, {"q": clean_text(q), "limit": limit})
+        rows = run_query(conn, query, {"q": q, "limit": limit})
         yield q, [_hit(r) for r in rows]
 
 
@@ -93,7 +84,7 @@ def show(db: Path | sqlite3.Connection, ref: str, neighbors: bool = False) -> li
 def token(db: Path | sqlite3.Connection, tok: str, limit: int = 20) -> list[dict[str, Any]]:
     """Sections holding an exact token, case-exact ones first."""
     conn = _connect(db)
-    return run_query(conn, get_query(conn, "token"), {"token": clean_text(tok), "limit": limit})
+    return run_query(conn, get_query(conn, "token"), {"token": tok, "limit": limit})
 
 
 def run_named(db: Path | sqlite3.Connection, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:

@@ -88,7 +88,8 @@ _TAGS = re.compile(r"<[^>]*>")
 
 def split_sections(path: str, text: str, sha256: str = "", size: int = 0) -> Document:
     """Parse one document into its sections; line numbers refer to the file as an editor shows it."""
-    norm = text.replace("\r\n", "\n").replace("\r", "\n")
+    # A BOM is not text (discover drops it; callers passing their own text may not).
+    norm = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     lines = split_lines(norm)
     blocks = parse_blocks(norm)
 

@@ -42,7 +42,8 @@ class ExactToken:
 _CHUNK = re.compile(r"[^\s`'\"<>()\[\]{},;|*]+")
 # Stage 2: words inside a chunk, and the tests that classify them.
 _WORD = re.compile(r"[A-Za-z0-9_$][\w.$-]*")
-_URL = re.compile(r"(?:https?|ftp|s3|gs|wss?)://[^\s/$.?#][^\s`'\"<>()\[\]{}|]*", re.I)
+# Any scheme (postgres://, redis://, s3://): DSNs in ENV examples are URLs too.
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/$.?#][^\s`'\"<>()\[\]{}|]*")
 _FLAG = re.compile(r"--[A-Za-z0-9][A-Za-z0-9_-]*")
 _PATH = re.compile(r"(?:~|\.{1,2})?/?[\w.@+-]+(?:/[\w.@+-]+)+/?")
 _ENV = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
@@ -99,7 +100,10 @@ def _scan(text: str, source: str, out: list[ExactToken]) -> None:
         if len(chunk) < 2:
             continue
         if "://" in chunk:
-            for m in _URL.finditer(chunk):
+            m = _URL.search(chunk)
+            if m:
+                if m.start() > 0:  # NAME=postgres://...: the name counts too
+                    _scan(chunk[: m.start()].replace("=", " "), source, out)
                 url = _strip(m.group())
                 out.append(ExactToken(url, "url", source))
                 host = url.split("://", 1)[1].split("/", 1)[0].split("@")[-1].split(":")[0]

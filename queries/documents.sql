@@ -4,6 +4,8 @@
 -- returns: id, path, title, lines, sections, sha256; by path.
 select d.id, d.path, d.title, d.lines, d.sections, d.sha256
 from documents as d
-where d.path glob coalesce(nullif(:glob, ''), '*')
+-- (An empty pattern means every document; one over 4096 characters matches nothing: SQLite
+-- refuses very long GLOB patterns.)
+where case when coalesce(:glob, '') = '' then 1 when length(:glob) > 4096 then 0 else d.path glob :glob end
 order by d.path
 limit coalesce(nullif(:limit, ''), 1000);

@@ -1,0 +1,85 @@
+"""Shared fixtures: the fixture docs, indexes built once per session, and CLI helpers.
+
+Everything here is built from files in this repository (tests/fixtures/docs, sample/docs):
+the suite never needs ../shared.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from mdfts.build import build_index
+from mdfts.cli import cli
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURE_DOCS = Path(__file__).resolve().parent / "fixtures" / "docs"
+SAMPLE_DOCS = REPO / "sample" / "docs"
+QUERIES_DIR = REPO / "queries"
+
+
+def fixture_text(name: str) -> str:
+    """A fixture file's text, decoded the way the build decodes it (BOM kept, line endings kept)."""
+    return (FIXTURE_DOCS / name).read_bytes().decode("utf-8")
+
+
+def run_cli(args: Sequence[str], input: str | None = None) -> Result:
+    """Run `mdfts ARGS` in-process; stdout and stderr are kept apart."""
+    return CliRunner().invoke(cli, [str(a) for a in args], input=input)
+
+
+def connect_ro(db: Path) -> sqlite3.Connection:
+    """A read-only connection, as a consumer would open the artifact."""
+    return sqlite3.connect(db.resolve().as_uri() + "?mode=ro", uri=True)
+
+
+@pytest.fixture
+def docs_dir(tmp_path: Path) -> Path:
+    """A writable copy of tests/fixtures/docs, for tests that add or break files."""
+    dst = tmp_path / "docs"
+    shutil.copytree(FIXTURE_DOCS, dst)
+    return dst
+
+
+@pytest.fixture
+def built_db(docs_dir: Path, tmp_path: Path) -> Path:
+    """A fresh index of `docs_dir`, for tests that rebuild over it or change it."""
+    out = tmp_path / "out" / "index.db"
+    build_index([docs_dir], out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def fixture_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The index of tests/fixtures/docs, built once; read-only tests only."""
+    out = tmp_path_factory.mktemp("fixture-index") / "fixtures.db"
+    build_index([FIXTURE_DOCS], out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def sample_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The index of sample/docs, built once; read-only tests only."""
+    out = tmp_path_factory.mktemp("sample-index") / "sample.db"
+    build_index([SAMPLE_DOCS], out)
+    return out
+
+
+@pytest.fixture
+def fixture_conn(fixture_db: Path) -> Iterator[sqlite3.Connection]:
+    conn = connect_ro(fixture_db)
+    conn.row_factory = sqlite3.Row
+    yield conn
+    conn.close()
+
+
+def require_sqlite3_binary() -> str:
+    path = shutil.which("sqlite3")
+    if path is None:
+        pytest.skip("the sqlite3 command-line shell is not installed (apt-get install sqlite3)")
+    return path

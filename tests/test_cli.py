@@ -1,0 +1,273 @@
+"""The `mdfts` command: each verb's output, exit codes, and one-line errors without tracebacks."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mdfts import __version__
+
+from conftest import FIXTURE_DOCS, REPO, run_cli
+
+
+def test_version() -> None:
+    result = run_cli(["--version"])
+    assert (result.exit_code, result.stdout) == (0, f"mdfts, version {__version__}\n")
+
+
+def test_help_lists_every_command() -> None:
+    result = run_cli(["--help"])
+    assert result.exit_code == 0
+    for command in ("build", "info", "search", "show", "token", "query", "context", "eval"):
+        assert re.search(rf"^  {command}\s", result.stdout, re.M), command
+        assert run_cli([command, "-h"]).exit_code == 0
+
+
+def test_build_then_info(tmp_path: Path) -> None:
+    out = tmp_path / "dist" / "docs.db"
+    result = run_cli(["build", FIXTURE_DOCS, "-o", out])
+    assert result.exit_code == 0 and result.stdout == ""
+    assert re.fullmatch(rf"{re.escape(str(out))}: \d+ documents, \d+ sections, \d+ exact tokens, [\d,]+ bytes in "
+                        r"\d+\.\d\ds\n", result.stderr)
+    info = json.loads(run_cli(["info", out, "--json"]).stdout)
+    assert (info["schema_version"], info["compatible"], info["meta"]["source"]) == (1, True, "docs")
+    assert info["queries"] == ["documents", "neighbors", "outline", "search", "section", "token"]
+    text = run_cli(["info", out]).stdout
+    assert "schema            1 (this mdfts reads 1: compatible)" in text
+
+
+def test_build_quiet_prints_nothing(tmp_path: Path) -> None:
+    result = run_cli(["build", FIXTURE_DOCS, "-o", tmp_path / "q.db", "--quiet"])
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+
+
+def test_build_on_error_skip(docs_dir: Path, tmp_path: Path) -> None:
+    (docs_dir / "bad.md").write_bytes(b"# ok\n\xff\n")
+    result = run_cli(["build", docs_dir, "-o", tmp_path / "s.db", "-q", "--on-error", "skip"])
+    assert (result.exit_code, result.stderr) == (0, "Warning: bad.md:2: not valid UTF-8; skipped\n")
+
+
+def test_search_text(fixture_db: Path) -> None:
+    result = run_cli(["search", fixture_db, "payments rollback PAYMENTS_DB_URL", "-k", "2"])
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert re.fullmatch(r" 1\. services/payments\.md:10-18  payments > Rollback procedure  \[\d+\.\d{3}\]", lines[0])
+    assert lines[1].startswith("    ") and "[" in lines[1]  # a snippet with the match marked
+    assert sum(1 for line in lines if re.match(r" ?\d+\. ", line)) == 2
+
+
+def test_search_json(fixture_db: Path) -> None:
+    result = run_cli(["search", fixture_db, "E1027", "--json"])
+    hits = json.loads(result.stdout)
+    assert result.exit_code == 0 and hits
+    assert set(hits[0]) == {"rank", "id", "path", "heading", "trail", "anchor", "level", "start_line", "end_line",
+                            "score", "snippet", "content"}
+    assert (hits[0]["path"], hits[0]["heading"]) == ("services/payments.md", "E1027 idempotency conflicts")
+
+
+def test_search_no_hits_says_so(fixture_db: Path) -> None:
+    result = run_cli(["search", fixture_db, "zzzqqqxxx"])
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "no section matches: 'zzzqqqxxx'\n")
+    assert run_cli(["search", fixture_db, "zzzqqqxxx", "--json"]).stdout == "[]\n"
+
+
+def test_search_batch_one_line_per_input_line(fixture_db: Path, tmp_path: Path) -> None:
+    queries = ["E1027", "", "rollback", "E1027", "!!!", "  ", "STRIPE_WEBHOOK_SECRET"]
+    qfile = tmp_path / "q.txt"
+    qfile.write_text("\n".join(queries) + "\n", encoding="utf-8")
+    result = run_cli(["search", fixture_db, "--queries", qfile, "--json", "-k", "3"])
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert len(lines) == len(queries)
+    objs = [json.loads(line) for line in lines]
+    assert [o["query"] for o in objs] == queries
+    assert objs[0] == objs[3]  # a repeated query gives the same line
+    assert [len(o["results"]) for o in objs][1::3] == [0, 0]  # blank line, and a line of spaces
+    assert objs[4]["results"] == []
+    first = objs[0]["results"][0]
+    assert {"id", "path", "heading", "trail", "anchor", "start_line", "end_line", "score", "content"} <= set(first)
+    assert first["content"].startswith("### `E1027` idempotency conflicts")
+    assert all(len(o["results"]) <= 3 for o in objs)
+
+
+def test_search_batch_from_stdin(fixture_db: Path) -> None:
+    result = run_cli(["search", fixture_db, "--queries", "-", "--json"], input="E1027\nrollback\n")
+    assert [json.loads(line)["query"] for line in result.stdout.splitlines()] == ["E1027", "rollback"]
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["search", "{db}"], "give a QUERY, or --queries FILE"),
+        (["search", "{db}", "x", "--queries", "-"], "give QUERY or --queries, not both"),
+        (["search", "{db}", "x", "-k", "0"], "Invalid value for '-k' / '--limit'"),
+        (["query", "{db}", "token", "--param", "nope"], "--param takes NAME=VALUE, not 'nope'"),
+        (["build", "-o", "x.db"], "Missing argument 'SOURCES...'"),
+        (["nosuchcommand"], "No such command 'nosuchcommand'"),
+    ],
+    ids=["no-query", "query-and-file", "bad-k", "bad-param", "no-sources", "unknown-command"],
+)
+def test_usage_errors_exit_2(fixture_db: Path, args: list[str], error: str) -> None:
+    result = run_cli([a.format(db=fixture_db) for a in args], input="")
+    assert result.exit_code == 2
+    assert error in result.stderr and "Traceback" not in result.output
+
+
+def test_show_by_id_and_by_anchor(fixture_db: Path) -> None:
+    by_anchor = run_cli(["show", fixture_db, "services/payments.md#rollback-procedure", "--json"])
+    [row] = json.loads(by_anchor.stdout)
+    assert (row["heading"], row["start_line"], row["end_line"]) == ("Rollback procedure", 10, 18)
+    by_id = run_cli(["show", fixture_db, str(row["id"])])
+    assert by_id.stdout.startswith(f"<!-- services/payments.md:10-18 #rollback-procedure id={row['id']} -->\n"
+                                   "## Rollback procedure\n")
+
+
+def test_show_neighbors(fixture_db: Path) -> None:
+    result = run_cli(["show", fixture_db, "services/payments.md#required-env-vars", "--neighbors", "--json"])
+    rows = json.loads(result.stdout)
+    assert [(r["relation"], r["heading"]) for r in rows] == [
+        ("self", "Required ENV vars"), ("parent", "payments"), ("previous", "payments"),
+        ("next", "Rollback procedure"),
+    ]
+    nested = json.loads(run_cli(["show", fixture_db, "nesting.md#top", "--neighbors", "--json"]).stdout)
+    assert [(r["relation"], r["heading"]) for r in nested] == [
+        ("self", "Top"), ("next", "Child a"), ("child", "Child a"), ("child", "Child b"),
+    ]
+
+
+def test_show_lead_section_by_empty_anchor(fixture_db: Path) -> None:
+    [row] = json.loads(run_cli(["show", fixture_db, "lead_text.md#", "--json"]).stdout)
+    assert (row["level"], row["start_line"]) == (0, 2)
+
+
+def test_token(fixture_db: Path) -> None:
+    result = run_cli(["token", fixture_db, "E1027"])
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["id", "path", "start_line", "end_line", "heading", "token", "kind", "exact"]
+    assert len(lines) == 3 and "services/payments.md" in lines[2] and lines[2].split()[-3:] == ["E1027", "error_code", "1"]
+    none = run_cli(["token", fixture_db, "NOPE_NOT_HERE"])
+    assert (none.exit_code, none.stdout, none.stderr) == (0, "", "no section holds the token 'NOPE_NOT_HERE'\n")
+
+
+def test_query_list_param_and_sql(fixture_db: Path) -> None:
+    listing = run_cli(["query", fixture_db]).stdout
+    assert [line.split()[0] for line in listing.splitlines()[2:]] == [
+        "documents", "neighbors", "outline", "search", "section", "token"]
+    rows = json.loads(run_cli(["query", fixture_db, "outline", "--param", "path=nesting.md", "--json"]).stdout)
+    assert [r["heading"] for r in rows] == ["Top", "Child a", "Grandchild", "Child b", "Skipped a level"]
+    sql = run_cli(["query", fixture_db, "token", "--sql"]).stdout
+    assert sql == (REPO / "queries" / "token.sql").read_text(encoding="utf-8").strip() + "\n"
+    assert run_cli(["search", fixture_db, "--sql"]).stdout.startswith("-- search: ")
+    assert run_cli(["query", fixture_db, "outline", "-p", "path=missing.md"]).stdout == "(no rows)\n"
+
+
+def _tokens(text: str) -> int:
+    return (len(text) + 3) // 4
+
+
+@pytest.mark.parametrize("budget", [60, 150, 400, 5000])
+def test_context_respects_the_budget(sample_db: Path, budget: int) -> None:
+    result = run_cli(["context", sample_db, "how do I roll back payments?", "--budget", str(budget)])
+    assert result.exit_code == 0
+    body, _, note = result.stdout.partition("\n<!-- mdfts: left out for the budget of ")
+    blocks = re.split(r"(?m)^(?=<!-- source: )", body)
+    assert sum(_tokens(b.rstrip("\n") + "\n") for b in blocks if b.strip()) <= budget
+    if budget < 5000:
+        assert note.startswith(f"{budget} tokens: ") and "(match #" in note
+    if budget >= 400:
+        assert body.startswith("<!-- source: runbooks/payments.md:83-103 | payments > Rollback procedure | match #1 -->")
+
+
+def test_context_no_match(fixture_db: Path) -> None:
+    result = run_cli(["context", fixture_db, "zzzqqqxxx"])
+    assert (result.exit_code, result.stdout) == (0, "<!-- mdfts: no section matches 'zzzqqqxxx' -->\n")
+
+
+def _write_queries(path: Path, lines: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
+def test_eval(fixture_db: Path, tmp_path: Path) -> None:
+    qfile = _write_queries(tmp_path / "q.jsonl", [
+        {"id": "1", "q": "E1027", "gold": [{"path": "services/payments.md", "line": 21}], "kind": "exact-token"},
+        {"id": "2", "q": "payments rollback", "gold": [{"path": "services/payments.md", "line": 12}], "kind": "service"},
+        {"id": "3", "q": "zzzqqqxxx", "gold": [{"path": "nesting.md", "line": 1}], "kind": "service"},
+    ])
+    result = run_cli(["eval", fixture_db, qfile, "--json"])
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert data["kinds"]["all"]["n"] == 3
+    assert data["kinds"]["exact-token"]["hit1"] == 1.0
+    assert [q["rank"] for q in data["per_query"]][2] is None
+    assert data["kinds"]["all"]["hit1"] <= 2 / 3
+    text = run_cli(["eval", fixture_db, qfile]).stdout
+    assert text.splitlines()[0].split() == ["kind", "n", "hit1", "hit3", "mrr10", "filehit1", "median_chars1"]
+    gate = run_cli(["eval", fixture_db, qfile, "--min-hit1", "0.99"])
+    assert gate.exit_code == 1
+    assert re.fullmatch(r"Error: Hit@1 0\.\d{3} is below --min-hit1 0\.99\n", gate.stderr)
+
+
+def test_eval_bad_line(fixture_db: Path, tmp_path: Path) -> None:
+    qfile = tmp_path / "bad.jsonl"
+    qfile.write_text('{"q": "x", "gold": []}\nnot json\n', encoding="utf-8")
+    result = run_cli(["eval", fixture_db, qfile])
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"Error: {qfile}:2: not a labelled query (")
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["info", "{tmp}/missing.db"], "{tmp}/missing.db: no such index file"),
+        (["search", "{tmp}/notdb.db", "x"], "{tmp}/notdb.db: not an SQLite database (file is not a database)"),
+        (["search", "{tmp}/other.db", "x"], "{tmp}/other.db: not an mdfts index (application_id 0); build one with mdfts build"),
+        (["build", "{tmp}/nodocs", "-o", "{tmp}/x.db"], "{tmp}/nodocs: no such file or folder"),
+        (["query", "{db}", "nope"], "no query named 'nope'; this index has: documents, neighbors, outline, search, section, token"),
+        (["query", "{db}", "token", "-p", "bogus=1"], "query 'token' takes :token, :limit; not :bogus"),
+        (["query", "{db}", "search", "-p", "q=x", "-p", "limit=abc"], "query 'search' failed (limit='abc', q='x'): datatype mismatch"),
+        (["show", "{db}", "nope.md#x"], "no section 'nope.md#x' in this index (give an id, or PATH#ANCHOR)"),
+        (["show", "{db}", "\udcff"], "no section '\\udcff' in this index (give an id, or PATH#ANCHOR)"),
+        (["eval", "{db}", "{tmp}/none.jsonl"], "{tmp}/none.jsonl: cannot read: No such file or directory"),
+    ],
+    ids=["missing-db", "not-sqlite", "not-mdfts", "missing-docs", "unknown-query", "unknown-param", "bad-limit",
+         "unknown-section", "lone-surrogate", "missing-queries"],
+)
+def test_errors_are_one_line(fixture_db: Path, tmp_path: Path, args: list[str], error: str) -> None:
+    (tmp_path / "notdb.db").write_bytes(b"this is not sqlite, just some bytes" * 10)
+    sqlite_other = tmp_path / "other.db"
+    import sqlite3
+
+    sqlite3.connect(sqlite_other).execute("create table t(x)").connection.close()
+    fill = {"tmp": str(tmp_path), "db": str(fixture_db)}
+    result = run_cli([a.format(**fill) for a in args])
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", f"Error: {error.format(**fill)}\n")
+
+
+def test_schema_mismatch_says_rebuild(fixture_db: Path, tmp_path: Path) -> None:
+    import shutil
+    import sqlite3
+
+    old = tmp_path / "old.db"
+    shutil.copyfile(fixture_db, old)
+    conn = sqlite3.connect(old)
+    conn.execute("pragma user_version = 99")
+    conn.close()
+    result = run_cli(["search", old, "x"])
+    assert (result.exit_code, result.stderr) == (1, f"Error: {old}: schema 99, this mdfts reads 1; rebuild it\n")
+    info = json.loads(run_cli(["info", old, "--json"]).stdout)
+    assert info["compatible"] is False
+
+
+def test_python_dash_m(fixture_db: Path) -> None:
+    out = subprocess.run([sys.executable, "-m", "mdfts", "token", str(fixture_db), "E1027", "--json"],
+                         capture_output=True, text=True, timeout=60, check=True)
+    assert json.loads(out.stdout)[0]["token"] == "E1027"
+    bad = subprocess.run([sys.executable, "-m", "mdfts", "info", "/nonexistent/x.db"],
+                         capture_output=True, text=True, timeout=60)
+    assert (bad.returncode, bad.stdout, bad.stderr) == (1, "", "Error: /nonexistent/x.db: no such index file\n")

@@ -1,0 +1,174 @@
+"""The index schema is a public contract (docs/schema.md): names, types, pragmas, meta, queries."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from mdfts.write import APPLICATION_ID, KIND_COLUMNS, SCHEMA_VERSION, TOKENIZER
+
+from conftest import QUERIES_DIR, REPO, connect_ro
+
+TABLES = {
+    "documents": ["id", "path", "title", "front_matter", "sha256", "bytes", "lines", "sections", "last_commit"],
+    "sections": [
+        "id", "document_id", "path", "title", "ordinal", "level", "heading", "trail", "anchor",
+        "start_line", "end_line", "parent_id", "prev_id", "next_id", "body", "chars",
+        "env_vars", "cli_flags", "error_codes", "identifiers", "names", "versions", "dotted_names",
+        "file_paths", "urls", "hosts", "code_spans", "text",
+    ],
+    "tokens": ["norm", "section_id", "token", "kind", "source"],
+    "sections_fts": [
+        "path", "title", "trail", "text", "env_vars", "cli_flags", "error_codes", "identifiers", "names",
+        "versions", "dotted_names", "file_paths", "urls", "hosts", "code_spans",
+    ],
+    "term_df": ["term", "df", "idf"],
+    "token_df": ["norm", "df", "idf"],
+    "mdfts_stopwords": ["word"],
+    "mdfts_synonyms": ["grp", "word", "stem"],
+    "mdfts_meta": ["key", "value"],
+    "mdfts_queries": ["name", "title", "description", "params", "sql"],
+}
+# The columns issue #2 names, with exactly these names and meanings.
+REQUIRED_SECTION_COLUMNS = [
+    "id", "path", "level", "heading", "anchor", "start_line", "end_line", "parent_id", "prev_id", "next_id",
+    "body", "text",
+]
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    # table_xinfo lists generated columns (hidden 2, 3) too; hidden 1 is FTS5's own (rank, table name).
+    return [r[1] for r in conn.execute(f"pragma table_xinfo({table})") if r[6] != 1]
+
+
+def test_tables(fixture_conn: sqlite3.Connection) -> None:
+    names = {r[0] for r in fixture_conn.execute(
+        "select name from sqlite_master where type = 'table' and name not like 'sections_fts_%'")}
+    assert names == set(TABLES)
+
+
+@pytest.mark.parametrize("table", list(TABLES))
+def test_columns(fixture_conn: sqlite3.Connection, table: str) -> None:
+    assert _columns(fixture_conn, table) == TABLES[table]
+
+
+def test_required_section_columns(fixture_conn: sqlite3.Connection) -> None:
+    cols = _columns(fixture_conn, "sections")
+    assert [c for c in REQUIRED_SECTION_COLUMNS if c not in cols] == []
+
+
+def test_fts_declaration(fixture_conn: sqlite3.Connection) -> None:
+    (sql,) = fixture_conn.execute("select sql from sqlite_master where name = 'sections_fts'").fetchone()
+    # Datasette finds the FTS table of `sections` only by this exact, double-quoted form.
+    assert 'content="sections"' in sql
+    assert 'content_rowid="id"' in sql
+    assert f'tokenize="{TOKENIZER}"' in sql
+    assert TOKENIZER == "unicode61 remove_diacritics 2"
+
+
+def test_pragmas(fixture_conn: sqlite3.Connection, fixture_db: Path) -> None:
+    assert fixture_conn.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION == 1
+    assert fixture_conn.execute("pragma application_id").fetchone()[0] == APPLICATION_ID == 0x6D646674
+    assert fixture_conn.execute("pragma page_size").fetchone()[0] == 4096
+    assert fixture_conn.execute("pragma auto_vacuum").fetchone()[0] == 0
+    assert fixture_conn.execute("pragma encoding").fetchone()[0] == "UTF-8"
+    header = fixture_db.read_bytes()[:100]
+    assert (header[18], header[19]) == (1, 1)  # journal_mode DELETE, never WAL (2, 2)
+
+
+def test_meta_keys(fixture_conn: sqlite3.Connection) -> None:
+    meta = dict(fixture_conn.execute("select key, value from mdfts_meta"))
+    required = {"schema_version", "mdfts_version", "source", "content_digest", "documents", "sections",
+                "tokens", "tokenizer", "files", "skipped", "sqlite_version"}
+    assert required <= set(meta)
+    assert set(meta) - required <= {"built_at", "git_commit", "git_ref", "artifact_version"}
+    counts = {t: str(fixture_conn.execute(f"select count(*) from {t}").fetchone()[0])
+              for t in ("documents", "sections", "tokens")}
+    assert {k: meta[k] for k in counts} == counts
+    assert (meta["schema_version"], meta["tokenizer"], meta["source"]) == ("1", TOKENIZER, "docs")
+    assert len(meta["content_digest"]) == 64
+
+
+def test_every_query_file_is_stored(fixture_conn: sqlite3.Connection) -> None:
+    stored = {r[0]: (r[1], json.loads(r[2])) for r in fixture_conn.execute("select name, sql, params from mdfts_queries")}
+    files = {p.stem: p.read_text(encoding="utf-8") for p in QUERIES_DIR.glob("*.sql")}
+    assert set(stored) == set(files) and "search" in stored
+    for name, text in files.items():
+        assert stored[name][0] == text.strip() + "\n"
+        assert all(f":{p}" in text for p in stored[name][1])
+
+
+def test_kind_columns_hold_json_arrays_that_match_the_tokens_table(fixture_conn: sqlite3.Connection) -> None:
+    by_column: dict[tuple[int, str], set[str]] = {}
+    for sid, token, kind in fixture_conn.execute("select section_id, token, kind from tokens"):
+        by_column.setdefault((sid, KIND_COLUMNS[kind]), set()).add(token)
+    cols = list(KIND_COLUMNS.values())
+    for row in fixture_conn.execute(f"select id, {', '.join(cols)} from sections"):
+        for col, value in zip(cols, row[1:]):
+            arr = json.loads(value)
+            assert arr == sorted(set(arr))
+            assert set(arr) == by_column.get((row[0], col), set())
+    assert by_column  # the fixtures do contain tokens
+
+
+def test_section_links(fixture_conn: sqlite3.Connection) -> None:
+    rows = {r["id"]: r for r in fixture_conn.execute("select * from sections")}
+    for r in rows.values():
+        if r["prev_id"] is not None:
+            assert rows[r["prev_id"]]["next_id"] == r["id"]
+            assert rows[r["prev_id"]]["document_id"] == r["document_id"]
+        if r["parent_id"] is not None:
+            parent = rows[r["parent_id"]]
+            assert parent["level"] < r["level"] and parent["start_line"] < r["start_line"]
+            assert json.loads(r["trail"])[:-1] == json.loads(parent["trail"])
+        assert r["chars"] == len(r["body"])
+        assert r["start_line"] <= r["end_line"]
+
+
+def test_nesting_fixture_rows(fixture_conn: sqlite3.Connection) -> None:
+    rows = fixture_conn.execute(
+        "select s.ordinal, s.level, s.heading, s.anchor, s.start_line, s.end_line, p.ordinal, s.trail "
+        "from sections s left join sections p on p.id = s.parent_id where s.path = 'nesting.md' order by s.ordinal"
+    ).fetchall()
+    assert [tuple(r) for r in rows] == [
+        (0, 1, "Top", "top", 1, 2, None, '["Top"]'),
+        (1, 2, "Child a", "child-a", 3, 4, 0, '["Top", "Child a"]'),
+        (2, 3, "Grandchild", "grandchild", 5, 6, 1, '["Top", "Child a", "Grandchild"]'),
+        (3, 2, "Child b", "child-b", 7, 8, 0, '["Top", "Child b"]'),
+        (4, 4, "Skipped a level", "skipped-a-level", 9, 9, 3, '["Top", "Child b", "Skipped a level"]'),
+    ]
+
+
+def test_document_rows(fixture_conn: sqlite3.Connection) -> None:
+    row = fixture_conn.execute(
+        "select title, front_matter, lines, sections, bytes from documents where path = 'front_matter.md'").fetchone()
+    assert tuple(row) == ("Front matter title", '{"owner": "team-a", "title": "Front matter title"}', 10, 3,
+                          len((Path(__file__).parent / "fixtures/docs/front_matter.md").read_bytes()))
+
+
+def test_fts_finds_words_and_token_parts(fixture_conn: sqlite3.Connection) -> None:
+    def paths(expr: str) -> set[str]:
+        return {r[0] for r in fixture_conn.execute(
+            "select s.path from sections_fts f join sections s on s.id = f.rowid where sections_fts match ?", (expr,))}
+
+    assert paths('"rollback"') == {"services/payments.md", "services/payments-worker.md"}
+    assert "services/payments.md" in paths('path:"services"')
+    assert paths('"cafe"') == paths('"CAFÉ"') == {"diacritics.md"}  # remove_diacritics 2
+
+
+def test_schema_doc_names_every_table_and_column() -> None:
+    doc = (REPO / "docs" / "schema.md").read_text(encoding="utf-8")
+    for table, cols in TABLES.items():
+        assert f"`{table}`" in doc, table
+        for col in cols:
+            assert f"`{col}`" in doc, f"{table}.{col}"
+
+
+def test_read_only_connection_refuses_writes(fixture_db: Path) -> None:
+    conn = connect_ro(fixture_db)
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        conn.execute("delete from sections")
+    conn.close()

@@ -1,0 +1,218 @@
+"""split_sections: one section per heading (plus lead text), with exact lines, anchors and trails."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+from mdit_py_plugins.front_matter import front_matter_plugin
+
+from mdfts.discover import decode
+from mdfts.errors import SourceError
+from mdfts.sections import Document, split_lines, split_sections
+
+from conftest import FIXTURE_DOCS, SAMPLE_DOCS, fixture_text
+
+
+def _doc(name: str) -> Document:
+    return split_sections(name, fixture_text(name))
+
+
+def _outline(doc: Document) -> list[tuple[int, str, str, int, int]]:
+    return [(s.level, s.heading, s.anchor, s.start_line, s.end_line) for s in doc.sections]
+
+
+# (fixture, [(level, heading, anchor, start_line, end_line), ...])
+OUTLINES = [
+    ("hash_in_fence.md", [(1, "Fences", "fences", 1, 13), (2, "After the code", "after-the-code", 14, 14)]),
+    ("html_block.md", [(1, "Html", "html", 1, 6), (2, "After the HTML", "after-the-html", 7, 7)]),
+    ("setext.md", [
+        (1, "Setext title", "setext-title", 1, 5),
+        (2, "A heading that runs over two lines", "a-heading-that-runs-over-two-lines", 6, 10),
+    ]),
+    ("atx_closing.md", [
+        (1, "Closed title", "closed-title", 1, 2),
+        (2, "Closed sub", "closed-sub", 3, 4),
+        (3, "Not closed #hash", "not-closed-hash", 5, 5),
+    ]),
+    ("front_matter.md", [
+        (0, "", "", 6, 7),
+        (1, "Heading one", "heading-one", 8, 9),
+        (2, "Heading two", "heading-two", 10, 10),
+    ]),
+    ("no_headings.md", [(0, "", "", 1, 3)]),
+    ("lead_text.md", [(0, "", "", 2, 3), (1, "First heading", "first-heading", 4, 6)]),
+    ("duplicate_headings.md", [
+        (1, "Errors", "errors", 1, 2),
+        (2, "Errors", "errors-1", 3, 4),
+        (2, "Errors-1", "errors-1-1", 5, 5),
+    ]),
+    ("heading_markup.md", [
+        (1, "Set PAYMENTS_DB_URL in the vault now", "set-payments_db_url-in-the-vault-now", 1, 2),
+        (2, "Strong and emphasis with code", "strong-and-emphasis-with-code", 3, 3),
+    ]),
+    ("crlf.md", [(1, "Windows", "windows", 1, 4), (2, "Second", "second", 5, 6)]),
+    ("lone_cr.md", [(1, "Old Mac", "old-mac", 1, 4), (2, "Second", "second", 5, 6)]),
+    ("fence_in_list.md", [(1, "List", "list", 1, 11), (2, "Next", "next", 12, 12)]),
+    ("unclosed_fence.md", [(1, "Before", "before", 1, 6)]),
+    ("nesting.md", [
+        (1, "Top", "top", 1, 2),
+        (2, "Child a", "child-a", 3, 4),
+        (3, "Grandchild", "grandchild", 5, 6),
+        (2, "Child b", "child-b", 7, 8),
+        (4, "Skipped a level", "skipped-a-level", 9, 9),
+    ]),
+]
+
+
+@pytest.mark.parametrize(("name", "outline"), OUTLINES, ids=[n.removesuffix(".md") for n, _ in OUTLINES])
+def test_outline(name: str, outline: list[tuple[int, str, str, int, int]]) -> None:
+    assert _outline(_doc(name)) == outline
+
+
+def test_bom_is_dropped_by_decode_and_by_split_sections() -> None:
+    data = (FIXTURE_DOCS / "bom.md").read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf")
+    expected = [(1, "With a BOM", "with-a-bom", 1, 3)]
+    assert _outline(split_sections("bom.md", decode("bom.md", data))) == expected
+    assert _outline(split_sections("bom.md", data.decode("utf-8"))) == expected  # BOM still in the text
+
+
+@pytest.mark.parametrize(
+    ("name", "title"),
+    [
+        ("front_matter.md", "Front matter title"),  # front matter wins over the first h1
+        ("nesting.md", "Top"),                     # else the first h1
+        ("setext.md", "Setext title"),             # a setext h1 counts
+        ("no_headings.md", "no_headings"),         # else the file name without its extension
+        ("atx_closing.md", "Closed title"),
+    ],
+    ids=["front-matter", "first-h1", "setext-h1", "file-name", "closing-hashes"],
+)
+def test_title_precedence(name: str, title: str) -> None:
+    assert _doc(name).title == title
+
+
+def test_front_matter_is_kept_as_json() -> None:
+    doc = _doc("front_matter.md")
+    assert doc.front_matter == {"title": "Front matter title", "owner": "team-a"}
+    assert doc.front_matter_json == '{"owner": "team-a", "title": "Front matter title"}'
+    assert _doc("nesting.md").front_matter_json == "{}"
+
+
+def test_trail_parent_and_level() -> None:
+    doc = _doc("nesting.md")
+    got = [(s.ordinal, s.level, s.trail, s.parent) for s in doc.sections]
+    assert got == [
+        (0, 1, ("Top",), None),
+        (1, 2, ("Top", "Child a"), 0),
+        (2, 3, ("Top", "Child a", "Grandchild"), 1),
+        (3, 2, ("Top", "Child b"), 0),
+        (4, 4, ("Top", "Child b", "Skipped a level"), 3),
+    ]
+
+
+def test_lead_section_has_no_heading_trail_or_parent() -> None:
+    lead = _doc("lead_text.md").sections[0]
+    assert (lead.level, lead.heading, lead.trail, lead.anchor, lead.parent) == (0, "", (), "", None)
+    assert lead.body == "Lead paragraph before any heading.\n"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["hash_in_fence.md", "setext.md", "front_matter.md", "crlf.md", "lone_cr.md", "fence_in_list.md", "nesting.md"],
+)
+def test_body_is_the_lines_of_the_section(name: str) -> None:
+    text = fixture_text(name)
+    lines = split_lines(text)
+    doc = split_sections(name, text)
+    assert doc.lines == len(lines)
+    for s in doc.sections:
+        assert s.body == "\n".join(lines[s.start_line - 1 : s.end_line])
+    # Sections tile the file from the first section to the end, without gaps or overlaps.
+    for a, b in zip(doc.sections, doc.sections[1:]):
+        assert a.end_line + 1 == b.start_line
+    assert doc.sections[-1].end_line == len(lines)
+
+
+@pytest.mark.parametrize(
+    ("name", "heading_line", "body"),
+    [
+        ("crlf.md", 1, "# Windows\n\nLine two.\n"),
+        ("lone_cr.md", 1, "# Old Mac\n\nLine two.\n"),
+        ("setext.md", 6, "A heading that runs\nover two lines\n--------------\n\nBody."),
+        ("unclosed_fence.md", 1, "# Before\n\n```\n# inside the fence\n\n## still inside, to the end of the file"),
+    ],
+    ids=["crlf", "lone-cr", "setext-multi-line", "unclosed-fence"],
+)
+def test_body_exact(name: str, heading_line: int, body: str) -> None:
+    [section] = [s for s in _doc(name).sections if s.start_line == heading_line]
+    assert section.body == body
+
+
+@pytest.mark.parametrize(
+    ("name", "needle"),
+    [
+        ("hash_in_fence.md", "# not a heading: a shell comment"),
+        ("hash_in_fence.md", "# indented code, not a heading"),
+        ("fence_in_list.md", "# a comment in a fenced block inside a list item"),
+    ],
+    ids=["fence", "indented-code", "fence-in-list"],
+)
+def test_code_comments_stay_in_the_text(name: str, needle: str) -> None:
+    assert needle in _doc(name).sections[0].text
+
+
+def test_heading_text_drops_markup_but_keeps_code_tokens() -> None:
+    first = _doc("heading_markup.md").sections[0]
+    assert first.text.splitlines()[0] == "Set PAYMENTS_DB_URL in the vault now"
+    assert ("PAYMENTS_DB_URL", "env_var", "heading") in {(t.token, t.kind, t.source) for t in first.tokens}
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "what"),
+    [
+        ("---\ntitle: [\n---\n# ok\n", 2, "front matter is not valid YAML"),
+        ("---\n- a list\n---\n# ok\n", 2, "front matter is not a mapping (it is a list)"),
+    ],
+    ids=["bad-yaml", "not-a-mapping"],
+)
+def test_bad_front_matter_names_file_and_line(text: str, line: int, what: str) -> None:
+    with pytest.raises(SourceError) as err:
+        split_sections("bad.md", text)
+    assert str(err.value) == f"bad.md:{line}: {what}"
+
+
+def test_empty_file_has_no_sections() -> None:
+    doc = split_sections("empty.md", "")
+    assert (doc.sections, doc.lines, doc.title) == ((), 0, "empty")
+
+
+def _markdown_it_heading_lines(text: str) -> list[int]:
+    md = MarkdownIt("commonmark").use(front_matter_plugin).enable("table")
+    return [t.map[0] + 1 for t in md.parse(text) if t.type == "heading_open" and t.map]
+
+
+SAMPLE_FILES = sorted(p.relative_to(SAMPLE_DOCS).as_posix() for p in SAMPLE_DOCS.rglob("*.md"))
+
+
+@pytest.mark.parametrize("rel", SAMPLE_FILES)
+def test_heading_lines_equal_a_full_markdown_it_parse(rel: str) -> None:
+    text = decode(rel, (SAMPLE_DOCS / rel).read_bytes())
+    doc = split_sections(rel, text)
+    ours = [(s.path, s.start_line) for s in doc.sections if s.level > 0]
+    theirs = [(rel, line) for line in _markdown_it_heading_lines(text)]
+    assert ours == theirs
+    assert ours  # every sample file has headings: the comparison is not vacuous
+
+
+def test_fixture_heading_lines_equal_a_full_markdown_it_parse() -> None:
+    for path in sorted(FIXTURE_DOCS.rglob("*.md")):
+        text = decode(path.name, path.read_bytes())
+        ours = [s.start_line for s in split_sections(path.name, text).sections if s.level > 0]
+        assert ours == _markdown_it_heading_lines(text), path.name
+
+
+def test_sample_docs_are_found() -> None:
+    assert len(SAMPLE_FILES) >= 20 and Path(SAMPLE_DOCS / SAMPLE_FILES[0]).is_file()

@@ -1,0 +1,138 @@
+"""extract_tokens: exact tokens per kind, with their lookup form and where they were seen."""
+
+from __future__ import annotations
+
+import pytest
+
+from mdfts.tokens import KINDS, SOURCES, ExactToken, extract_tokens, normalize
+
+
+def _found(source: str, text: str) -> list[tuple[str, str]]:
+    return [(t.token, t.kind) for t in extract_tokens([(source, text)])]
+
+
+# (source, text, [(token, kind), ...] in the sorted order extract_tokens returns)
+CASES = [
+    ("text", "Set STRIPE_WEBHOOK_SECRET before you deploy.", [("STRIPE_WEBHOOK_SECRET", "env_var")]),
+    ("text", "Use git push --force-with-lease=origin/main now", [("--force-with-lease", "cli_flag")]),
+    ("code", "--dry-run", [("--dry-run", "cli_flag")]),
+    ("text", "We saw E1027 and ERR_LEDGER_IMBALANCE, also E_TIMEOUT.",
+     [("E1027", "error_code"), ("ERR_LEDGER_IMBALANCE", "error_code"), ("E_TIMEOUT", "error_code")]),
+    ("text", "rows land in customer_billing_events first", [("customer_billing_events", "identifier")]),
+    ("text", "camelCase and PascalCase ids", [("PascalCase", "identifier"), ("camelCase", "identifier")]),
+    # kebab-case counts in code, or in prose when it has a digit; plain hyphenated prose does not
+    ("code", "payments-api", [("payments-api", "name")]),
+    ("fence", "helm upgrade payments-api ./chart", [("./chart", "file_path"), ("payments-api", "name")]),
+    ("text", "a well-known follow-up", []),
+    ("text", "turn payments-v2 on", [("payments-v2", "name")]),
+    ("text", "upgrade to v1.2.3 or 14.2 and set app.settings.debug",
+     [("14.2", "version"), ("app.settings.debug", "dotted"), ("v1.2.3", "version")]),
+    ("text", "e.g. this, i.e. that.", []),
+    ("text", "logs in /var/log/payments/app.log, ./scripts/deploy.sh and docs/runbooks/x.md",
+     [("./scripts/deploy.sh", "file_path"), ("/var/log/payments/app.log", "file_path"),
+      ("docs/runbooks/x.md", "file_path")]),
+    ("text", "edit config.yaml", [("config.yaml", "file_path")]),
+    ("text", "and/or either/or", []),  # prose slashes are not paths
+    ("text", "open https://grafana.example.com/d/abc?x=1 or payments.internal",
+     [("grafana.example.com", "host"), ("https://grafana.example.com/d/abc?x=1", "url"),
+      ("payments.internal", "host")]),
+    ("fence", "export PAYMENTS_DB_URL=postgres://pay@db.internal:5432/pay",
+     [("PAYMENTS_DB_URL", "env_var"), ("db.internal", "host"),
+      ("postgres://pay@db.internal:5432/pay", "url")]),
+    ("code", "kubectl rollout undo deployment/payments",
+     [("deployment/payments", "file_path"), ("kubectl rollout undo deployment/payments", "code")]),
+    ("heading", "E1027 spikes after a release", [("E1027", "error_code")]),
+    ("text", "(PAYMENTS_DB_URL), \"STRIPE_API_KEY\".",
+     [("PAYMENTS_DB_URL", "env_var"), ("STRIPE_API_KEY", "env_var")]),
+    ("text", "just ordinary words here", []),
+]
+
+
+@pytest.mark.parametrize(
+    ("source", "text", "expected"),
+    CASES,
+    ids=[
+        "env-var", "flag-with-value", "flag-in-code", "error-codes", "snake-case", "camel-case",
+        "kebab-in-code", "kebab-in-fence", "kebab-in-prose", "kebab-with-digit-in-prose", "versions-dotted",
+        "abbreviations", "file-paths", "file-name", "prose-slashes", "url-and-hosts", "dsn-after-equals",
+        "code-span-verbatim", "heading", "punctuation-around", "no-tokens",
+    ],
+)
+def test_kinds(source: str, text: str, expected: list[tuple[str, str]]) -> None:
+    assert _found(source, text) == expected
+
+
+def test_code_span_is_kept_verbatim_once() -> None:
+    # A span that is itself one token is not stored twice; a longer span is kept as written.
+    assert _found("code", "PAYMENTS_DB_URL") == [("PAYMENTS_DB_URL", "env_var")]
+    assert ("make deploy ENV=prod", "code") in _found("code", "make deploy ENV=prod")
+
+
+def test_long_code_span_is_not_kept_verbatim() -> None:
+    span = "x " * 40
+    assert _found("code", span) == []
+
+
+@pytest.mark.parametrize(
+    ("pieces", "source"),
+    [
+        ([("text", "E1027"), ("fence", "E1027"), ("heading", "E1027"), ("code", "E1027")], "heading"),
+        ([("text", "E1027"), ("code", "E1027"), ("code:definition", "E1027")], "definition"),
+        ([("text", "E1027"), ("fence", "E1027"), ("code", "E1027")], "code"),
+        ([("text", "E1027"), ("fence", "E1027")], "fence"),
+    ],
+    ids=["heading", "definition", "code", "fence"],
+)
+def test_strongest_source_wins(pieces: list[tuple[str, str]], source: str) -> None:
+    assert extract_tokens(pieces) == [ExactToken("E1027", "error_code", source)]
+    assert SOURCES == ("heading", "definition", "code", "fence", "text")
+
+
+@pytest.mark.parametrize(
+    ("markdown", "source"),
+    [
+        ("| Variable | Meaning |\n|---|---|\n| `API_KEY` | the key |\n", "definition"),
+        ("| Variable | Meaning |\n|---|---|\n| x | see `API_KEY` |\n", "code"),
+        ("- `API_KEY`: the key\n", "definition"),
+        ("- the key, `API_KEY`\n", "code"),
+        ("Set API_KEY first.\n", "text"),
+    ],
+    ids=["first-column", "other-column", "opens-list-item", "inside-list-item", "prose"],
+)
+def test_definition_source(markdown: str, source: str) -> None:
+    from mdfts.sections import split_sections
+
+    [section] = split_sections("x.md", "# X\n\n" + markdown).sections
+    assert [(t.token, t.source) for t in section.tokens if t.token == "API_KEY"] == [("API_KEY", source)]
+
+
+def test_every_kind_can_be_produced() -> None:
+    text = ("https://x.example.com --flag /etc/x.conf ENV_VAR E1234 snake_case a-b-1 v1.2 "
+            "app.settings.debug")
+    kinds = {t.kind for t in extract_tokens([("code", text), ("code", "kubectl get pods")])}
+    assert kinds == set(KINDS)
+
+
+@pytest.mark.parametrize(
+    ("token", "norm"),
+    [
+        ("PAYMENTS_DB_URL", "payments_db_url"),
+        ("`E1027`.", "e1027"),
+        ("(--Force-With-Lease),", "--force-with-lease"),
+        ("Straße_X", "straße_x"),  # only ASCII is folded, like SQLite's lower()
+        ('"v1.2.3"!', "v1.2.3"),
+    ],
+)
+def test_normalize(token: str, norm: str) -> None:
+    assert normalize(token) == norm
+    assert ExactToken(token, "code", "code").norm == norm
+
+
+def test_sections_of_a_document_get_their_tokens() -> None:
+    from mdfts.sections import split_sections
+
+    doc = split_sections("x.md", "# Deploy\n\nRun `make deploy`.\n\n```bash\nexport API_KEY=1\n```\n")
+    assert [(t.token, t.kind, t.source) for t in doc.sections[0].tokens] == [
+        ("API_KEY", "env_var", "fence"),
+        ("make deploy", "code", "code"),
+    ]

@@ -1,0 +1,178 @@
+"""The artifact: sound, deterministic, replaced atomically, and readable from read-only places."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mdfts.build import build_index
+from mdfts.errors import MdftsError
+from mdfts.write import IndexWriter
+
+from conftest import FIXTURE_DOCS, require_sqlite3_binary
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_integrity(fixture_db: Path) -> None:
+    conn = sqlite3.connect(fixture_db.resolve().as_uri() + "?mode=ro", uri=True)
+    assert conn.execute("pragma integrity_check").fetchall() == [("ok",)]
+    assert conn.execute("pragma foreign_key_check").fetchall() == []
+    conn.close()
+    # FTS5's own check writes nothing, but SQLite needs a writable handle to run the command.
+    copy = fixture_db.parent / "integrity-copy.db"
+    shutil.copyfile(fixture_db, copy)
+    rw = sqlite3.connect(copy)
+    rw.execute("insert into sections_fts(sections_fts, rank) values ('integrity-check', 1)")
+    rw.close()
+    copy.unlink()
+
+
+def test_two_builds_are_byte_identical(tmp_path: Path, fixture_db: Path, docs_dir: Path) -> None:
+    again = tmp_path / "again.db"
+    build_index([FIXTURE_DOCS], again)
+    assert _sha256(again) == _sha256(fixture_db)
+    # A copy of the docs in another folder (same folder name) gives the same bytes too:
+    # no absolute path, mtime or wall-clock time goes into the file.
+    # (Both copies are outside any git checkout: a build inside one records its commit.)
+    first = tmp_path / "first.db"
+    build_index([docs_dir], first)
+    other = tmp_path / "elsewhere" / docs_dir.name
+    shutil.copytree(docs_dir, other)
+    os.utime(other / "nesting.md", (1, 1))
+    elsewhere = tmp_path / "elsewhere" / "copy.db"
+    build_index([other], elsewhere)
+    assert _sha256(elsewhere) == _sha256(first)
+
+
+def test_source_date_epoch_is_the_only_build_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    a, b = tmp_path / "a.db", tmp_path / "b.db"
+    build_index([FIXTURE_DOCS], a)
+    build_index([FIXTURE_DOCS], b)
+    assert _sha256(a) == _sha256(b)
+    conn = sqlite3.connect(a)
+    assert conn.execute("select value from mdfts_meta where key = 'built_at'").fetchone() == ("1700000000",)
+    conn.close()
+
+
+def _listing(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("content", "error"),
+    [
+        (b"# ok\n\xff\n", "bad.md:2: not valid UTF-8"),
+        (b"---\ntitle: [\n---\n# ok\n", "bad.md:2: front matter is not valid YAML"),
+        (b"# ok\0\n", "bad.md:1: binary file (NUL byte), not markdown"),
+    ],
+    ids=["bad-utf8", "bad-front-matter", "binary"],
+)
+def test_failed_build_keeps_the_old_file(docs_dir: Path, built_db: Path, content: bytes, error: str) -> None:
+    before = built_db.read_bytes()
+    (docs_dir / "bad.md").write_bytes(content)
+    with pytest.raises(MdftsError) as err:
+        build_index([docs_dir], built_db)
+    assert str(err.value) == error
+    assert built_db.read_bytes() == before
+    assert _listing(built_db.parent) == ["index.db"]
+
+
+def test_skip_turns_a_bad_file_into_a_warning(docs_dir: Path, tmp_path: Path) -> None:
+    (docs_dir / "bad.md").write_bytes(b"# ok\n\xff\n")
+    warnings: list[str] = []
+    result = build_index([docs_dir], tmp_path / "skip.db", on_error="skip", warn=warnings.append)
+    assert (result.skipped, warnings) == (["bad.md"], ["bad.md:2: not valid UTF-8; skipped"])
+    conn = sqlite3.connect(tmp_path / "skip.db")
+    assert conn.execute("select count(*) from documents where path = 'bad.md'").fetchone() == (0,)
+    assert conn.execute("select value from mdfts_meta where key = 'skipped'").fetchone() == ("1",)
+    conn.close()
+
+
+@pytest.mark.parametrize("exc", [RuntimeError("boom"), KeyboardInterrupt()], ids=["error", "ctrl-c"])
+def test_interrupted_build_leaves_no_temp_file(built_db: Path, docs_dir: Path, exc: BaseException,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    before = built_db.read_bytes()
+
+    def fail(self: IndexWriter, *args: object) -> None:
+        raise exc
+
+    monkeypatch.setattr(IndexWriter, "finish", fail)
+    with pytest.raises(type(exc)):
+        build_index([docs_dir], built_db)
+    assert built_db.read_bytes() == before
+    assert _listing(built_db.parent) == ["index.db"]
+
+
+def test_stale_temp_of_a_dead_build_is_removed(built_db: Path, docs_dir: Path) -> None:
+    stale = built_db.with_name(f".{built_db.name}.999999999.tmp")  # no such process
+    stale.write_bytes(b"half a database")
+    build_index([docs_dir], built_db)
+    assert _listing(built_db.parent) == ["index.db"]
+
+
+def test_output_inside_the_source_is_not_indexed(docs_dir: Path) -> None:
+    out = docs_dir / "index.md"  # a name the default globs would pick up
+    build_index([docs_dir], out)
+    result = build_index([docs_dir], out)  # second build: the old output is there now
+    conn = sqlite3.connect(out)
+    assert conn.execute("select count(*) from documents where path = 'index.md'").fetchone() == (0,)
+    conn.close()
+    assert result.files == len(list(FIXTURE_DOCS.rglob("*.md")))
+
+
+@pytest.fixture
+def read_only_db(fixture_db: Path, tmp_path: Path) -> Iterator[Path]:
+    """A copy of the index in a folder with no write permission (root ignores it: we also
+    check that no file appears)."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    db = folder / "index.db"
+    shutil.copyfile(fixture_db, db)
+    db.chmod(0o444)
+    folder.chmod(0o555)
+    yield db
+    folder.chmod(0o755)
+
+
+QUERY = "select count(*) from sections_fts where sections_fts match 'rollback'"
+
+
+@pytest.mark.parametrize("how", ["mode=ro", "immutable=1", "mode=ro&immutable=1"])
+def test_read_only_folder_python(read_only_db: Path, how: str) -> None:
+    before = _listing(read_only_db.parent)
+    conn = sqlite3.connect(f"{read_only_db.resolve().as_uri()}?{how}", uri=True)
+    assert conn.execute(QUERY).fetchone() == (2,)
+    conn.close()
+    assert _listing(read_only_db.parent) == before == ["index.db"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["-readonly", "{db}"], ["{uri}?immutable=1"], ["-readonly", "{uri}?mode=ro"]],
+    ids=["readonly", "immutable", "mode-ro"],
+)
+def test_read_only_folder_sqlite3_shell(read_only_db: Path, args: list[str]) -> None:
+    shell = require_sqlite3_binary()
+    fill = {"db": str(read_only_db), "uri": read_only_db.resolve().as_uri()}
+    out = subprocess.run([shell, *(a.format(**fill) for a in args), QUERY],
+                         capture_output=True, text=True, timeout=30, check=True)
+    assert out.stdout == "2\n"
+    assert _listing(read_only_db.parent) == ["index.db"]
+
+
+def test_output_that_is_a_folder_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "out.db").mkdir()
+    with pytest.raises(MdftsError) as err:
+        build_index([FIXTURE_DOCS], tmp_path / "out.db")
+    assert str(err.value) == f"{tmp_path / 'out.db'}: is a folder, not a file"
