@@ -48,14 +48,19 @@ def cli() -> None:
 @click.option("--source-url", metavar="TEMPLATE",
               help="Link each section to its source, e.g. 'https://github.com/o/r/blob/{commit}/{path}"
                    "#L{start_line}-L{end_line}' (fields: path, start_line, end_line, anchor, commit).")
+@click.option("--previous", metavar="OLD.db", type=click.Path(path_type=Path, dir_okay=False),
+              help="Copy unchanged files (same path and sha256) from this older index instead of "
+                   "parsing them; the result equals a full build. May be the --output file itself.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclude: tuple[str, ...],
-          on_error: str, source_name: str | None, source_url: str | None, quiet: bool) -> None:
+          on_error: str, source_name: str | None, source_url: str | None, previous: Path | None,
+          quiet: bool) -> None:
     """Build an index from one or more folders of markdown.
 
     \b
-    Example:
+    Examples:
       mdfts build docs/ -o dist/docs.db
+      mdfts build docs/ -o dist/docs.db --previous dist/docs.db   # incremental
     """
     from mdfts.build import build_index
     from mdfts.discover import DEFAULT_INCLUDE
@@ -75,6 +80,7 @@ def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclud
         result = build_index(
             list(sources), out, include=include or DEFAULT_INCLUDE, exclude=exclude, on_error=on_error,
             source_name=source_name, source_url=source_url, warn=_warn, progress=progress if show_bar else None,
+            previous=previous,
         )
     finally:
         if bar is not None:
@@ -84,7 +90,8 @@ def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclud
         click.echo(
             f"{out}: {s.documents} documents, {s.sections} sections, {s.tokens} exact tokens, "
             f"{s.bytes:,} bytes in {time.perf_counter() - started:.2f}s"
-            + (f"; {len(result.skipped)} skipped" if result.skipped else ""),
+            + (f"; {len(result.skipped)} skipped" if result.skipped else "")
+            + (f"; {result.reused} reused from {previous}" if previous is not None else ""),
             err=True,
         )
 
