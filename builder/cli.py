@@ -97,6 +97,30 @@ def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclud
 
 
 @cli.command()
+@click.argument("old", metavar="OLD.db", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("new", metavar="NEW.db", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--json", "fmt", flag_value="json", help="Print one JSON object.")
+@click.option("--markdown", "fmt", flag_value="markdown", help="Print markdown for a pull-request comment.")
+def diff(old: Path, new: Path, fmt: str | None) -> None:
+    """Show the documents, sections and exact tokens added, removed and changed from OLD.db to NEW.db.
+
+    Sections are matched by path and anchor; one is changed when its text differs.
+
+    \b
+    Examples:
+      mdfts diff main.db pr.db
+      mdfts diff main.db pr.db --markdown > comment.md
+    """
+    from mdfts.diff import diff_indexes, format_markdown, format_text
+
+    result = diff_indexes(old, new)
+    if fmt == "json":
+        click.echo(output.to_json(result))
+    else:
+        click.echo(format_markdown(result) if fmt == "markdown" else format_text(result), nl=False)
+
+
+@cli.command()
 @click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def info(db: Path, as_json: bool) -> None:
