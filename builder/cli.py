@@ -97,6 +97,48 @@ def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclud
 
 
 @cli.command()
+@click.argument("sources", metavar="DIR...", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "github", "json"]), default="text", show_default=True,
+              help="text: path:line: severity: message; github: workflow annotations; json: an array.")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error", show_default=True,
+              help="Exit 1 when a finding is this severe or worse.")
+@click.option("--max-section-chars", type=click.IntRange(1), default=8000, show_default=True,
+              help="Flag sections longer than this.")
+@click.option("--ignore", multiple=True, metavar="RULE", help="Leave out a rule, e.g. empty-section. Repeatable.")
+@click.option("--include", multiple=True, metavar="GLOB", help="Files to check (default: *.md, *.markdown). Repeatable.")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Files to leave out. Repeatable.")
+def check(sources: tuple[Path, ...], fmt: str, fail_on: str, max_section_chars: int, ignore: tuple[str, ...],
+          include: tuple[str, ...], exclude: tuple[str, ...]) -> None:
+    """Lint docs for retrieval: headings, section sizes, links and #anchors that resolve.
+
+    Rules (severity): unreadable, broken-link, broken-anchor (error); empty-file, no-headings,
+    skipped-level, duplicate-heading, oversized-section (warning); empty-section (info).
+
+    \b
+    Examples:
+      mdfts check docs/
+      mdfts check docs/ --format github --fail-on warning
+    """
+    from mdfts import check as lib
+    from mdfts.discover import DEFAULT_INCLUDE
+
+    unknown = sorted(set(ignore) - set(lib.RULES))
+    if unknown:
+        raise click.UsageError(f"--ignore {unknown[0]}: no such rule; rules: {', '.join(lib.RULES)}")
+    findings, files = lib.check_docs(
+        list(sources), include=include or DEFAULT_INCLUDE, exclude=exclude,
+        max_section_chars=max_section_chars, ignore=ignore, warn=_warn,
+    )
+    if fmt == "json":
+        click.echo(output.to_json(lib.to_json(findings)))
+    else:
+        click.echo(lib.format_github(findings) if fmt == "github" else lib.format_text(findings), nl=False)
+        click.echo(lib.summary(findings, files), err=True)
+    if lib.at_or_above(findings, fail_on):
+        sys.exit(1)
+
+
+@cli.command()
 @click.argument("old", metavar="OLD.db", type=click.Path(path_type=Path, dir_okay=False))
 @click.argument("new", metavar="NEW.db", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--json", "fmt", flag_value="json", help="Print one JSON object.")
