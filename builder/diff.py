@@ -39,10 +39,11 @@ class Place(TypedDict):
 
 
 class TokenChange(TypedDict):
-    status: str  # added: in no section of the old index; removed: in none of the new
+    status: str  # added to or removed from the documents in `places`
     token: str
     kind: str
     places: list[Place]
+    other_documents: int  # added: documents that had it before (0: new); removed: that still have it
 
 
 class Diff(TypedDict):
@@ -91,7 +92,8 @@ def diff_indexes(old: Path, new: Path) -> Diff:
             if last and (last["status"], last["token"], last["kind"]) == (r["status"], r["token"], r["kind"]):
                 last["places"].append(place)
             else:
-                tokens.append(TokenChange(status=r["status"], token=r["token"], kind=r["kind"], places=[place]))
+                tokens.append(TokenChange(status=r["status"], token=r["token"], kind=r["kind"], places=[place],
+                                          other_documents=r["other_documents"]))
     except sqlite3.DatabaseError as err:
         raise IndexVersionError(f"{old} or {new}: cannot compare the indexes: {err}") from None
     finally:
@@ -138,6 +140,14 @@ def _places(t: TokenChange, fmt: str = "{}") -> str:
     return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
 
+def _elsewhere(t: TokenChange) -> str:
+    n = t["other_documents"]
+    docs = f"{n} other document{'s' if n != 1 else ''}"
+    if t["status"] == "removed":
+        return f"still in {docs}" if n else "gone from the index"
+    return f"already in {docs}" if n else "new to the index"
+
+
 def _changed_paths(diff: Diff) -> set[str]:
     # Sections of added and removed documents are in the JSON; the text lists the document once.
     return {d["path"] for d in diff["documents"] if d["status"] == "changed"}
@@ -167,7 +177,7 @@ def format_text(diff: Diff) -> str:
         width = min(40, max(len(f"{t['token']} ({t['kind']})") for t in diff["tokens"]))
         out += ["", "exact tokens"]
         out += [f"  {_SIGN[t['status']]} {(t['token'] + ' (' + t['kind'] + ')').ljust(width)}  {_places(t)}"
-                for t in diff["tokens"]]
+                f"  ({_elsewhere(t)})" for t in diff["tokens"]]
     return "\n".join(out) + "\n"
 
 
@@ -211,8 +221,8 @@ def format_markdown(diff: Diff) -> str:
                         for s in sections], len(sections), "sections")
         out += ["", "</details>", ""]
     if diff["tokens"]:
-        out += ["| | Exact token | Kind | Where |", "|---|---|---|---|"]
-        out += _capped([f"| {_MD_STATUS[t['status']]} | {_code(t['token'])} | {t['kind']} | {_places(t, '`{}`')} |"
-                        for t in diff["tokens"]], len(diff["tokens"]), "exact tokens")
+        out += ["| | Exact token | Kind | Where | Elsewhere |", "|---|---|---|---|---|"]
+        out += _capped([f"| {_MD_STATUS[t['status']]} | {_code(t['token'])} | {t['kind']} | {_places(t, '`{}`')} | "
+                        f"{_elsewhere(t)} |" for t in diff["tokens"]], len(diff["tokens"]), "exact tokens")
         out.append("")
     return "\n".join(out)

@@ -32,7 +32,7 @@ def pair(tmp_path: Path) -> tuple[Path, Path]:
     deploy.write_text(deploy.read_text(encoding="utf-8").replace(
         "## Rollback", "## Canary\n\nShip to 5% with `--canary`.\n\n## Rollback"), encoding="utf-8")
     (docs / "notes.md").unlink()
-    (docs / "guides" / "alerts.md").write_text("# Alerts\n\nPage with `--urgent`.\n", encoding="utf-8")
+    (docs / "guides" / "alerts.md").write_text("# Alerts\n\nPage with `--urgent`; set `LOG_LEVEL`.\n", encoding="utf-8")
     new = tmp_path / "new.db"
     build_index([docs], new)
     return old, new
@@ -53,18 +53,20 @@ def test_diff_finds_each_kind_of_change(pair: tuple[Path, Path]) -> None:
         ("changed", "guides/setup.md", "setup", [7, 10], [7, 10]),
         ("removed", "notes.md", "", [1, 1], None),
     ]
-    assert [(t["status"], t["token"], t["kind"], [(p["path"], p["anchor"]) for p in t["places"]])
-            for t in d["tokens"]] == [
-        ("added", "--canary", "cli_flag", [("guides/deploy.md", "canary")]),
-        ("added", "--urgent", "cli_flag", [("guides/alerts.md", "alerts")]),
-        ("added", "PAYMENTS_DATABASE_URL", "env_var", [("guides/setup.md", "setup")]),
-        ("removed", "NOTES_TOKEN", "env_var", [("notes.md", "")]),
-        ("removed", "PAYMENTS_DB_URL", "env_var", [("guides/setup.md", "setup")]),
+    # Per document: what a changed document gained or lost, and how many others hold the token.
+    assert [(t["status"], t["token"], t["kind"], [(p["path"], p["anchor"]) for p in t["places"]],
+             t["other_documents"]) for t in d["tokens"]] == [
+        ("added", "--canary", "cli_flag", [("guides/deploy.md", "canary")], 0),
+        ("added", "--urgent", "cli_flag", [("guides/alerts.md", "alerts")], 0),
+        ("added", "LOG_LEVEL", "env_var", [("guides/alerts.md", "alerts")], 1),
+        ("added", "PAYMENTS_DATABASE_URL", "env_var", [("guides/setup.md", "setup")], 0),
+        ("removed", "NOTES_TOKEN", "env_var", [("notes.md", "")], 0),
+        ("removed", "PAYMENTS_DB_URL", "env_var", [("guides/setup.md", "setup")], 1),
     ]
     assert d["summary"] == {
         "documents": {"added": 1, "removed": 1, "changed": 2},
         "sections": {"added": 2, "removed": 1, "changed": 1},
-        "tokens": {"added": 3, "removed": 2},
+        "tokens": {"added": 4, "removed": 2},
     }
 
 
@@ -83,7 +85,7 @@ def test_text_output(pair: tuple[Path, Path]) -> None:
     assert result.exit_code == 0, result.output
     assert result.stdout == (
         f"{old} → {new}: documents: 1 added, 1 removed, 2 changed; sections: 2 added, 1 removed, 1 changed; "
-        "exact tokens: 3 added, 2 removed\n"
+        "exact tokens: 4 added, 2 removed\n"
         "\n"
         "documents\n"
         "  + guides/alerts.md  (1 section)\n"
@@ -96,11 +98,12 @@ def test_text_output(pair: tuple[Path, Path]) -> None:
         "  ~ guides/setup.md#setup    lines 7-10\n"
         "\n"
         "exact tokens\n"
-        "  + --canary (cli_flag)              guides/deploy.md:8\n"
-        "  + --urgent (cli_flag)              guides/alerts.md:1\n"
-        "  + PAYMENTS_DATABASE_URL (env_var)  guides/setup.md:7\n"
-        "  - NOTES_TOKEN (env_var)            notes.md:1\n"
-        "  - PAYMENTS_DB_URL (env_var)        guides/setup.md:7\n"
+        "  + --canary (cli_flag)              guides/deploy.md:8  (new to the index)\n"
+        "  + --urgent (cli_flag)              guides/alerts.md:1  (new to the index)\n"
+        "  + LOG_LEVEL (env_var)              guides/alerts.md:1  (already in 1 other document)\n"
+        "  + PAYMENTS_DATABASE_URL (env_var)  guides/setup.md:7  (new to the index)\n"
+        "  - NOTES_TOKEN (env_var)            notes.md:1  (gone from the index)\n"
+        "  - PAYMENTS_DB_URL (env_var)        guides/setup.md:7  (still in 1 other document)\n"
     )
 
 
@@ -112,8 +115,8 @@ def test_markdown_output_is_a_pr_comment(pair: tuple[Path, Path]) -> None:
     assert "| **removed** | `notes.md` | 1 |\n" in md
     assert "| changed | `guides/deploy.md` | 4 → 5 |\n" in md
     assert "| added | `guides/deploy.md#canary` | Canary | 8-11 |\n" in md
-    assert "| **removed** | `PAYMENTS_DB_URL` | env_var | `guides/setup.md:7` |\n" in md
-    assert "| added | `PAYMENTS_DATABASE_URL` | env_var | `guides/setup.md:7` |\n" in md
+    assert "| **removed** | `PAYMENTS_DB_URL` | env_var | `guides/setup.md:7` | still in 1 other document |\n" in md
+    assert "| added | `PAYMENTS_DATABASE_URL` | env_var | `guides/setup.md:7` | new to the index |\n" in md
 
 
 def test_json_output_round_trips(pair: tuple[Path, Path]) -> None:
@@ -129,3 +132,13 @@ def test_not_an_index_is_a_one_line_error(pair: tuple[Path, Path], tmp_path: Pat
     result = CliRunner().invoke(cli, ["diff", str(pair[0]), str(other)])
     assert (result.exit_code, result.stdout) == (1, "")
     assert result.stderr == f"Error: {other}: not an mdfts index (application_id 0); build one with mdfts build\n"
+
+
+def test_markdown_tables_are_capped(pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    import mdfts.diff
+
+    monkeypatch.setattr(mdfts.diff, "MAX_ROWS", 2)
+    md = mdfts.diff.format_markdown(diff_indexes(*pair))
+    assert "\n…and 2 more documents; `mdfts diff --json` lists them all.\n" in md
+    assert "\n…and 4 more exact tokens; `mdfts diff --json` lists them all.\n" in md
+    assert "`notes.md`" not in md
