@@ -12,6 +12,7 @@ from mdfts.browse import check_source_url
 from mdfts.discover import DEFAULT_INCLUDE, discover, read_source
 from mdfts.errors import MdftsError, SourceError
 from mdfts.provenance import artifact_version as _artifact_version, read_provenance
+from mdfts.index import open_index
 from mdfts.queries import package_queries
 from mdfts.sections import split_sections
 from mdfts.write import IndexWriter, WriteStats
@@ -25,6 +26,7 @@ class BuildResult:
     stats: WriteStats
     files: int
     skipped: list[str] = field(default_factory=list)
+    reused: int = 0  # documents copied from the previous index
 
 
 def build_index(
@@ -39,6 +41,7 @@ def build_index(
     artifact_version: str | None = None,
     warn: Callable[[str], None] | None = None,
     progress: Callable[[int, int, str], None] | None = None,
+    previous: Path | None = None,
 ) -> BuildResult:
     """Build the index file `out` from the markdown under `roots`; the old file survives a failure.
 
@@ -48,6 +51,9 @@ def build_index(
     :param artifact_version: stored as mdfts_meta artifact_version; None derives it from git
         (the tag at HEAD, else `YYYYMMDD+<commit>`), "" stores none.
     :param progress: called with (files done, files in all, path) after each file.
+    :param previous: an older index (may be `out` itself) whose unchanged documents are copied
+        instead of parsed; the result is byte-identical to a full build. One this mdfts cannot
+        reuse (another schema or mdfts version, not an index) is ignored with a warning.
     """
     if on_error not in ON_ERROR:
         raise MdftsError(f"--on-error must be one of {', '.join(ON_ERROR)}")
@@ -73,19 +79,50 @@ def build_index(
             raise MdftsError(f"SOURCE_DATE_EPOCH={epoch!r} is not a whole number of seconds")
         meta["built_at"] = epoch
     skipped: list[str] = []
+    reusable = _reusable(previous, meta["mdfts_version"], warn) if previous is not None else None
     try:
-        return _write(files, out, meta, last_commits, on_error, skipped, warn, progress)
+        return _write(files, out, meta, last_commits, on_error, skipped, warn, progress, reusable)
     except sqlite3.Error as err:
         raise MdftsError(f"{out}: cannot write the index: {err}") from None
     except OSError as err:
         raise MdftsError(f"{out}: cannot write the index: {err.strerror or err}") from None
 
 
-def _write(files, out, meta, last_commits, on_error, skipped, warn, progress):  # type: ignore[no-untyped-def]
+def _reusable(previous: Path, version: str, warn: Callable[[str], None] | None) -> Path | None:
+    """`previous` when its rows are what this mdfts would write, else None (after a warning)."""
+    why = None
+    try:
+        db = open_index(previous)
+    except MdftsError as err:
+        why = str(err)
+    else:
+        try:
+            built_by = dict(db.execute("select key, value from mdfts_meta where key = 'mdfts_version'").fetchall())
+        except sqlite3.Error as err:
+            built_by, why = {}, f"{previous}: not an mdfts index ({err})"
+        finally:
+            db.close()
+        # Another mdfts may parse the same bytes into other rows: only its own output is reusable.
+        if why is None and built_by.get("mdfts_version") != version:
+            why = f"{previous}: built by mdfts {built_by.get('mdfts_version', '?')}, this is {version}"
+    if why is None:
+        return previous
+    if warn:
+        warn(f"{why}; not reusing it, building everything")
+    return None
+
+
+def _write(files, out, meta, last_commits, on_error, skipped, warn, progress, previous):  # type: ignore[no-untyped-def]
     with IndexWriter(out) as writer:
+        if previous is not None:
+            writer.attach_previous(previous)
         for n, f in enumerate(files, 1):
             try:
                 src = read_source(f)
+                if writer.reuse(src.path, src.sha256):
+                    if progress:
+                        progress(n, len(files), f.path)
+                    continue
                 doc = split_sections(src.path, src.text, src.sha256, src.size)
             except SourceError as err:
                 if on_error == "fail":
@@ -100,7 +137,7 @@ def _write(files, out, meta, last_commits, on_error, skipped, warn, progress):  
         meta["skipped"] = str(len(skipped))
         writer.set_last_commits(last_commits)
         stats = writer.finish(meta, [q.row() for q in package_queries()])
-    return BuildResult(out, stats, len(files), skipped)
+    return BuildResult(out, stats, len(files), skipped, writer.reused)
 
 
 def _version() -> str:

@@ -51,15 +51,19 @@ def cli() -> None:
 @click.option("--artifact-version", metavar="V", envvar="MDFTS_ARTIFACT_VERSION",
               help="Version stored in the index [env MDFTS_ARTIFACT_VERSION; default: the git tag at HEAD, "
                    "else YYYYMMDD+<commit>; '' for none].")
+@click.option("--previous", metavar="OLD.db", type=click.Path(path_type=Path, dir_okay=False),
+              help="Copy unchanged files (same path and sha256) from this older index instead of "
+                   "parsing them; the result equals a full build. May be the --output file itself.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclude: tuple[str, ...],
           on_error: str, source_name: str | None, source_url: str | None, artifact_version: str | None,
-          quiet: bool) -> None:
+          previous: Path | None, quiet: bool) -> None:
     """Build an index from one or more folders of markdown.
 
     \b
-    Example:
+    Examples:
       mdfts build docs/ -o dist/docs.db
+      mdfts build docs/ -o dist/docs.db --previous dist/docs.db   # incremental
     """
     from mdfts.build import build_index
     from mdfts.discover import DEFAULT_INCLUDE
@@ -79,7 +83,7 @@ def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclud
         result = build_index(
             list(sources), out, include=include or DEFAULT_INCLUDE, exclude=exclude, on_error=on_error,
             source_name=source_name, source_url=source_url, artifact_version=artifact_version, warn=_warn,
-            progress=progress if show_bar else None,
+            progress=progress if show_bar else None, previous=previous,
         )
     finally:
         if bar is not None:
@@ -89,9 +93,76 @@ def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclud
         click.echo(
             f"{out}: {s.documents} documents, {s.sections} sections, {s.tokens} exact tokens, "
             f"{s.bytes:,} bytes in {time.perf_counter() - started:.2f}s"
-            + (f"; {len(result.skipped)} skipped" if result.skipped else ""),
+            + (f"; {len(result.skipped)} skipped" if result.skipped else "")
+            + (f"; {result.reused} reused from {previous}" if previous is not None else ""),
             err=True,
         )
+
+
+@cli.command()
+@click.argument("sources", metavar="DIR...", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "github", "json"]), default="text", show_default=True,
+              help="text: path:line: severity: message; github: workflow annotations; json: an array.")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error", show_default=True,
+              help="Exit 1 when a finding is this severe or worse.")
+@click.option("--max-section-chars", type=click.IntRange(1), default=8000, show_default=True,
+              help="Flag sections longer than this.")
+@click.option("--ignore", multiple=True, metavar="RULE", help="Leave out a rule, e.g. empty-section. Repeatable.")
+@click.option("--include", multiple=True, metavar="GLOB", help="Files to check (default: *.md, *.markdown). Repeatable.")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Files to leave out. Repeatable.")
+def check(sources: tuple[Path, ...], fmt: str, fail_on: str, max_section_chars: int, ignore: tuple[str, ...],
+          include: tuple[str, ...], exclude: tuple[str, ...]) -> None:
+    """Lint docs for retrieval: headings, section sizes, links and #anchors that resolve.
+
+    Rules (severity): unreadable, broken-link, broken-anchor (error); empty-file, no-headings,
+    skipped-level, duplicate-heading, oversized-section (warning); empty-section (info).
+
+    \b
+    Examples:
+      mdfts check docs/
+      mdfts check docs/ --format github --fail-on warning
+    """
+    from mdfts import check as lib
+    from mdfts.discover import DEFAULT_INCLUDE
+
+    unknown = sorted(set(ignore) - set(lib.RULES))
+    if unknown:
+        raise click.UsageError(f"--ignore {unknown[0]}: no such rule; rules: {', '.join(lib.RULES)}")
+    findings, files = lib.check_docs(
+        list(sources), include=include or DEFAULT_INCLUDE, exclude=exclude,
+        max_section_chars=max_section_chars, ignore=ignore, warn=_warn,
+    )
+    if fmt == "json":
+        click.echo(output.to_json(lib.to_json(findings)))
+    else:
+        click.echo(lib.format_github(findings) if fmt == "github" else lib.format_text(findings), nl=False)
+        click.echo(lib.summary(findings, files), err=True)
+    if lib.at_or_above(findings, fail_on):
+        sys.exit(1)
+
+
+@cli.command()
+@click.argument("old", metavar="OLD.db", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("new", metavar="NEW.db", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--json", "fmt", flag_value="json", help="Print one JSON object.")
+@click.option("--markdown", "fmt", flag_value="markdown", help="Print markdown for a pull-request comment.")
+def diff(old: Path, new: Path, fmt: str | None) -> None:
+    """Show the documents, sections and exact tokens added, removed and changed from OLD.db to NEW.db.
+
+    Sections are matched by path and anchor; one is changed when its text differs.
+
+    \b
+    Examples:
+      mdfts diff main.db pr.db
+      mdfts diff main.db pr.db --markdown > comment.md
+    """
+    from mdfts.diff import diff_indexes, format_markdown, format_text
+
+    result = diff_indexes(old, new)
+    if fmt == "json":
+        click.echo(output.to_json(result))
+    else:
+        click.echo(format_markdown(result) if fmt == "markdown" else format_text(result), nl=False)
 
 
 @cli.command()

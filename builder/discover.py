@@ -74,7 +74,7 @@ def _selected(relpath: str, include: Sequence[str], exclude: Sequence[str]) -> b
 
 
 def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+    return path.is_relative_to(root)
 
 
 def discover(
@@ -106,13 +106,14 @@ def discover(
 
     def add(abspath: Path, root: Path) -> None:
         rel = abspath.relative_to(base).as_posix() if _inside(abspath, base) else abspath.name
+        real = abspath  # the walk starts at resolved roots and enters no linked folder
         if abspath.is_symlink():
-            target = abspath.resolve()
-            if not _inside(target, root) or not target.is_file():
+            real = abspath.resolve()
+            if not _inside(real, root) or not real.is_file():
                 if warn:
                     warn(f"{rel}: skipped, a symlink that leads outside {root.name or root}")
                 return
-        if abspath.resolve() in skipped or rel in found:
+        if real in skipped or rel in found:
             return
         found[rel] = SourceFile(rel, abspath)
 

@@ -101,3 +101,27 @@ def plain_inline(raw: str) -> str:
         pos = m.end()
     out.append(_plain_prose(raw[pos:]))
     return "".join(out)
+
+
+def parse_links(text: str) -> list[tuple[int, str]]:
+    """(0-based line, target) of every link and image in a document, reference links resolved.
+
+    The same block parser as parse_blocks(), then each inline token's links; the line is the
+    block's first line plus the line breaks before the link.
+    """
+    env: dict[str, object] = {}
+    out: list[tuple[int, str]] = []
+    for tok in _block_parser().parse(text, env):
+        if tok.type != "inline" or not tok.map:
+            continue
+        line = tok.map[0]
+        for inline in _inline_parser().parseInline(tok.content, env):
+            for child in inline.children or []:
+                if child.type in ("softbreak", "hardbreak"):
+                    line += 1
+                elif child.type in ("link_open", "image"):
+                    target = child.attrGet("href" if child.type == "link_open" else "src")
+                    if isinstance(target, str):
+                        out.append((line, target))
+    return out
+

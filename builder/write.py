@@ -29,6 +29,22 @@ _SECTION_COLUMNS = (
 )
 
 
+_SHIFTED = {"id", "parent_id", "prev_id", "next_id"}  # section ids, shifted by :delta when copied
+_COPY_SECTIONS = (
+    f"insert into sections ({_SECTION_COLUMNS}) select "
+    + ", ".join(
+        f"s.{c} + :delta" if c in _SHIFTED else ":doc_id" if c == "document_id" else f"s.{c}"
+        for c in (c.strip() for c in _SECTION_COLUMNS.split(","))
+    )
+    + " from prev.sections as s where s.document_id = :old_id"
+)
+# last_commit is left out: provenance belongs to this build, not to the one that wrote the rows.
+_COPY_DOCUMENT = (
+    "insert into documents (id, path, title, front_matter, sha256, bytes, lines, sections) "
+    "select ?, path, title, front_matter, sha256, bytes, lines, sections from prev.documents where id = ?"
+)
+
+
 def _sql_file(name: str) -> str:
     return files("mdfts").joinpath(name).read_text(encoding="utf-8")
 
@@ -93,6 +109,8 @@ class IndexWriter:
         self.next_section_id = 1
         self.n_tokens = 0
         self.digest = hashlib.sha256()
+        self.reusing = False  # attach_previous() was called
+        self.reused = 0
 
     def _open(self) -> None:
         for p in (self.build_tmp, self.final_tmp):
@@ -169,11 +187,67 @@ class IndexWriter:
         self.db.executemany("update documents set last_commit = ? where path = ?",
                             sorted((c, p) for p, c in commits.items()))
 
+    def attach_previous(self, previous: Path) -> None:
+        """Make the documents of an older index (already checked by open_index) available to reuse()."""
+        self.db.execute("attach database ? as prev", (str(previous),))
+        # Old document id → section id shift, for the tokens finish() copies. A temp table (one small
+        # row a document): a table in main would bump the schema cookie in the file header.
+        self.db.execute(
+            "create temp table _mdfts_reuse (old_id integer primary key, delta integer not null)"
+        )
+        self.reusing = True
+
+    def reuse(self, path: str, sha256: str) -> bool:
+        """Copy the document at `path` from the previous index when its bytes are unchanged.
+
+        Ids are given out exactly as add() would, so the finished file equals a full build.
+        """
+        if not self.reusing:
+            return False
+        db = self.db
+        row = db.execute(
+            "select d.id, d.sections, (select min(s.id) from prev.sections as s where s.document_id = d.id) "
+            "from prev.documents as d where d.path = ? and d.sha256 = ?",
+            (path, sha256),
+        ).fetchone()
+        if row is None:
+            return False
+        old_id, n_sections, old_first = row
+        doc_id = self.next_doc_id
+        self.next_doc_id += 1
+        first = self.next_section_id
+        self.next_section_id += n_sections
+        delta = first - (old_first or first)
+        self.digest.update(f"{path}\0{sha256}\n".encode())
+        # Copied inside SQLite (indexed by document): no old row passes through Python.
+        db.execute(_COPY_DOCUMENT, (doc_id, old_id))
+        db.execute(_COPY_SECTIONS, {"delta": delta, "doc_id": doc_id, "old_id": old_id})
+        db.execute("insert into _mdfts_reuse values (?, ?)", (old_id, delta))
+        self.reused += 1
+        return True
+
+    def _copy_reused_tokens(self) -> None:
+        # tokens has no index on section_id, so one pass over the old table for all reused
+        # documents, rather than one scan per document.
+        db = self.db
+        db.execute(
+            "insert into tokens (norm, section_id, token, kind, source) "
+            "select t.norm, t.section_id + r.delta, t.token, t.kind, t.source from prev.tokens as t "
+            "join prev.sections as s on s.id = t.section_id join _mdfts_reuse as r on r.old_id = s.document_id"
+        )
+        self.n_tokens += db.execute("select changes()").fetchone()[0]
+        db.execute("drop table _mdfts_reuse")
+
     def finish(self, meta: dict[str, str], queries: list[tuple[str, str, str, str, str]]) -> WriteStats:
         """Index, stamp, compact and rename into place; returns what was written."""
         db = self.db
+        if self.reusing:
+            self._copy_reused_tokens()
         db.execute("insert into sections_fts(sections_fts) values ('rebuild')")
         db.execute("commit")
+        if self.reusing:
+            db.execute("detach database prev")
+            self.reusing = False
         # executescript() commits by itself; every statement after this runs in its own transaction,
         # which is fine: VACUUM INTO below writes a fresh file whatever the history was.
         db.executescript(_sql_file("derive.sql"))

@@ -1,0 +1,30 @@
+-- diff_sections: sections added, removed or changed (body differs), keyed by path and anchor.
+-- params:  none; `old` and `new` are attached databases
+-- returns: status, path, anchor, heading, level, old_start, old_end, new_start, new_end;
+--          by path, then line (new, else old), then anchor
+-- Only documents whose bytes changed (or that came or went) are compared: the rest are equal.
+with o as (
+  select s.path, s.anchor, s.heading, s.level, s.start_line, s.end_line, s.body
+  from old.sections as s join old.documents as d on d.id = s.document_id
+  where not exists (select 1 from new.documents as n where n.path = d.path and n.sha256 = d.sha256)
+),
+n as (
+  select s.path, s.anchor, s.heading, s.level, s.start_line, s.end_line, s.body
+  from new.sections as s join new.documents as d on d.id = s.document_id
+  where not exists (select 1 from old.documents as o where o.path = d.path and o.sha256 = d.sha256)
+)
+select * from (
+select 'added' as status, n.path, n.anchor, n.heading, n.level,
+       null as old_start, null as old_end, n.start_line as new_start, n.end_line as new_end
+from n left join o on o.path = n.path and o.anchor = n.anchor
+where o.path is null
+union all
+select 'removed', o.path, o.anchor, o.heading, o.level, o.start_line, o.end_line, null, null
+from o left join n on n.path = o.path and n.anchor = o.anchor
+where n.path is null
+union all
+select 'changed', n.path, n.anchor, n.heading, n.level, o.start_line, o.end_line, n.start_line, n.end_line
+from n join o on o.path = n.path and o.anchor = n.anchor
+where o.body <> n.body
+)
+order by path, coalesce(new_start, old_start), anchor, status;

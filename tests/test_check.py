@@ -1,0 +1,146 @@
+"""`mdfts check`: the docs lint, its rules, formats and exit codes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from mdfts.check import check_docs
+from mdfts.cli import cli
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "check"
+
+EXPECTED_TEXT = """\
+check/links.md:3: error: link to img/none.png: no such file [broken-link]
+check/links.md:3: error: link to nope.md: no such file [broken-link]
+check/links.md:4: error: link to #nowhere: no such heading in this file [broken-anchor]
+check/links.md:5: error: link to #uninstall: no such heading in sub/setup.md [broken-anchor]
+check/links.md:6: error: link to missing-ref.md: no such file [broken-link]
+check/outline.md:7: warning: heading level skips from h2 to h4 ('Too deep') [skipped-level]
+check/outline.md:11: warning: heading 'Steps' repeats line 3: its anchor is #steps-1, and links to #steps go to line 3 [duplicate-heading]
+check/outline.md:15: info: section 'Empty' is empty [empty-section]
+check/prose.md:1: warning: no headings: the whole file is one section; add a # title and ## sections [no-headings]
+check/sub/setup.md:7: info: section 'Configure' is empty [empty-section]
+"""
+
+
+@pytest.fixture
+def docs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of tests/fixtures/check as ./check, run from its parent: paths print as check/...."""
+    shutil.copytree(FIXTURES, tmp_path / "check")
+    monkeypatch.chdir(tmp_path)
+    return Path("check")
+
+
+def _run(*args: str) -> Result:
+    return CliRunner().invoke(cli, ["check", *args])
+
+
+def test_text_lists_every_finding_by_path_and_line(docs: Path) -> None:
+    result = _run(str(docs))
+    assert (result.exit_code, result.stdout) == (1, EXPECTED_TEXT)
+    assert result.stderr == "5 files checked: 5 errors, 3 warnings, 2 info\n"
+
+
+def test_clean_file_has_no_findings(docs: Path) -> None:
+    result = _run(str(docs / "good.md"), "--fail-on", "info")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "1 file checked: no findings\n")
+
+
+@pytest.mark.parametrize(
+    ("ignore", "fail_on", "exit_code"),
+    [
+        ((), "error", 1),
+        (("broken-link", "broken-anchor"), "error", 0),
+        (("broken-link", "broken-anchor"), "warning", 1),
+        (("broken-link", "broken-anchor", "skipped-level", "duplicate-heading", "no-headings"), "warning", 0),
+        (("broken-link", "broken-anchor", "skipped-level", "duplicate-heading", "no-headings"), "info", 1),
+    ],
+    ids=["errors-fail", "no-errors", "warnings-fail", "only-info", "info-fails"],
+)
+def test_exit_code_follows_fail_on(docs: Path, ignore: tuple[str, ...], fail_on: str, exit_code: int) -> None:
+    args = [str(docs), "--fail-on", fail_on]
+    for rule in ignore:
+        args += ["--ignore", rule]
+    assert _run(*args).exit_code == exit_code
+
+
+def test_github_format_prints_annotations(docs: Path) -> None:
+    result = _run(str(docs), "--format", "github", "--ignore", "broken-link", "--ignore", "empty-section")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        "::error file=check/links.md,line=4,title=mdfts broken-anchor::link to #nowhere: no such heading in this file",
+        "::error file=check/links.md,line=5,title=mdfts broken-anchor::link to #uninstall: no such heading in sub/setup.md",
+        "::warning file=check/outline.md,line=7,title=mdfts skipped-level::heading level skips from h2 to h4 ('Too deep')",
+        "::warning file=check/outline.md,line=11,title=mdfts duplicate-heading::heading 'Steps' repeats line 3: "
+        "its anchor is #steps-1, and links to #steps go to line 3",
+        "::warning file=check/prose.md,line=1,title=mdfts no-headings::no headings: the whole file is one section; "
+        "add a # title and ## sections",
+    ]
+
+
+def test_github_format_escapes_newlines_and_percent(docs: Path) -> None:
+    (docs / "odd%,name.md").write_text("# Odd\n\n[x](gone.md)\n", encoding="utf-8")
+    result = _run(str(docs / "odd%,name.md"), "--format", "github")
+    assert result.stdout == "::error file=check/odd%25%2Cname.md,line=3,title=mdfts broken-link::link to gone.md: no such file\n"
+
+
+def test_info_is_a_github_notice(docs: Path) -> None:
+    result = _run(str(docs / "sub"), "--format", "github")
+    assert (result.exit_code, result.stdout) == (
+        0, "::notice file=check/sub/setup.md,line=7,title=mdfts empty-section::section 'Configure' is empty\n")
+
+
+def test_json_format(docs: Path) -> None:
+    result = _run(str(docs), "--format", "json")
+    assert result.exit_code == 1
+    rows = json.loads(result.stdout)
+    assert rows[0] == {"path": "check/links.md", "line": 3, "severity": "error", "rule": "broken-link",
+                       "message": "link to img/none.png: no such file"}
+    assert [(r["path"], r["line"], r["rule"]) for r in rows] == [
+        (line.split(":")[0], int(line.split(":")[1]), line.rsplit("[", 1)[1].rstrip("]"))
+        for line in EXPECTED_TEXT.splitlines()
+    ]
+
+
+def test_oversized_sections_use_the_threshold(docs: Path) -> None:
+    findings, _ = check_docs([docs / "sub"], max_section_chars=40)
+    assert [(f.line, f.rule, f.message) for f in findings if f.rule == "oversized-section"] == [
+        (3, "oversized-section", "section 'Install' is 58 characters (more than 40); split it with subheadings"),
+        (8, "oversized-section", "section 'Set Things Up' is 68 characters (more than 40); split it with subheadings"),
+    ]
+    assert not [f for f in check_docs([docs / "sub"])[0] if f.rule == "oversized-section"]
+
+
+def test_unreadable_and_empty_files(docs: Path) -> None:
+    (docs / "bad.md").write_bytes(b"# Bad\n\n\xff\n")
+    (docs / "blank.md").write_text("", encoding="utf-8")
+    (docs / "yaml.md").write_text("---\ntitle: [\n---\n# Y\n", encoding="utf-8")
+    findings, files = check_docs([docs], ignore=["broken-link", "broken-anchor"])
+    assert files == 8
+    assert [(f.path, f.line, f.severity, f.rule, f.message) for f in findings if f.rule in ("unreadable", "empty-file")] == [
+        ("check/bad.md", 3, "error", "unreadable", "not valid UTF-8"),
+        ("check/blank.md", 1, "warning", "empty-file", "empty file: nothing to index"),
+        ("check/yaml.md", 2, "error", "unreadable", "front matter is not valid YAML"),
+    ]
+
+
+def test_anchor_in_an_unchecked_markdown_file(docs: Path) -> None:
+    # Only links.md is checked; sub/setup.md is read for its anchors when a link points at it.
+    findings, _ = check_docs([docs / "links.md"])
+    assert [(f.line, f.rule) for f in findings if f.rule == "broken-anchor"] == [(4, "broken-anchor"), (5, "broken-anchor")]
+
+
+def test_unknown_rule_is_a_usage_error(docs: Path) -> None:
+    result = _run(str(docs), "--ignore", "no-such-rule")
+    assert result.exit_code == 2
+    assert "--ignore no-such-rule: no such rule" in result.stderr
+
+
+def test_missing_folder_is_a_one_line_error(tmp_path: Path) -> None:
+    result = _run(str(tmp_path / "nope"))
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", f"Error: {tmp_path / 'nope'}: no such file or folder\n")

@@ -1,0 +1,144 @@
+"""`mdfts diff`: documents, sections and exact tokens added, removed and changed between two indexes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mdfts.build import build_index
+from mdfts.cli import cli
+from mdfts.diff import diff_indexes
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "incremental"
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> tuple[Path, Path]:
+    """old.db from the fixtures; new.db after a rename of an ENV var, a new file, a deleted file
+    and a new section pushing the next one down."""
+    docs = tmp_path / "docs"
+    shutil.copytree(FIXTURES, docs)
+    old = tmp_path / "old.db"
+    build_index([docs], old)
+    setup = docs / "guides" / "setup.md"
+    setup.write_text(setup.read_text(encoding="utf-8").replace("PAYMENTS_DB_URL", "PAYMENTS_DATABASE_URL"),
+                     encoding="utf-8")
+    deploy = docs / "guides" / "deploy.md"
+    deploy.write_text(deploy.read_text(encoding="utf-8").replace(
+        "## Rollback", "## Canary\n\nShip to 5% with `--canary`.\n\n## Rollback"), encoding="utf-8")
+    (docs / "notes.md").unlink()
+    (docs / "guides" / "alerts.md").write_text("# Alerts\n\nPage with `--urgent`; set `LOG_LEVEL`.\n", encoding="utf-8")
+    new = tmp_path / "new.db"
+    build_index([docs], new)
+    return old, new
+
+
+def test_diff_finds_each_kind_of_change(pair: tuple[Path, Path]) -> None:
+    d = diff_indexes(*pair)
+    assert [(x["status"], x["path"], x["old_sections"], x["new_sections"]) for x in d["documents"]] == [
+        ("added", "guides/alerts.md", None, 1),
+        ("changed", "guides/deploy.md", 4, 5),
+        ("changed", "guides/setup.md", 5, 5),
+        ("removed", "notes.md", 1, None),
+    ]
+    assert [(x["status"], x["path"], x["anchor"], x["old_lines"], x["new_lines"]) for x in d["sections"]] == [
+        ("added", "guides/alerts.md", "alerts", None, [1, 3]),
+        ("added", "guides/deploy.md", "canary", None, [8, 11]),
+        # Moved down by the new section, text unchanged: not listed. Changed: the text differs.
+        ("changed", "guides/setup.md", "setup", [7, 10], [7, 10]),
+        ("removed", "notes.md", "", [1, 1], None),
+    ]
+    # Per document: what a changed document gained or lost, and how many others hold the token.
+    assert [(t["status"], t["token"], t["kind"], [(p["path"], p["anchor"]) for p in t["places"]],
+             t["other_documents"]) for t in d["tokens"]] == [
+        ("added", "--canary", "cli_flag", [("guides/deploy.md", "canary")], 0),
+        ("added", "--urgent", "cli_flag", [("guides/alerts.md", "alerts")], 0),
+        ("added", "LOG_LEVEL", "env_var", [("guides/alerts.md", "alerts")], 1),
+        ("added", "PAYMENTS_DATABASE_URL", "env_var", [("guides/setup.md", "setup")], 0),
+        ("removed", "NOTES_TOKEN", "env_var", [("notes.md", "")], 0),
+        ("removed", "PAYMENTS_DB_URL", "env_var", [("guides/setup.md", "setup")], 1),
+    ]
+    assert d["summary"] == {
+        "documents": {"added": 1, "removed": 1, "changed": 2},
+        "sections": {"added": 2, "removed": 1, "changed": 1},
+        "tokens": {"added": 4, "removed": 2},
+    }
+
+
+def test_same_index_has_no_changes(pair: tuple[Path, Path]) -> None:
+    old, _ = pair
+    d = diff_indexes(old, old)
+    assert (d["documents"], d["sections"], d["tokens"]) == ([], [], [])
+    result = CliRunner().invoke(cli, ["diff", str(old), str(old), "--markdown"])
+    assert (result.exit_code, result.stdout) == (
+        0, "### Docs index: no changes\n\nNo document, section or exact token differs.\n")
+
+
+def test_text_output(pair: tuple[Path, Path]) -> None:
+    old, new = pair
+    result = CliRunner().invoke(cli, ["diff", str(old), str(new)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        f"{old} → {new}: documents: 1 added, 1 removed, 2 changed; sections: 2 added, 1 removed, 1 changed; "
+        "exact tokens: 4 added, 2 removed\n"
+        "\n"
+        "documents\n"
+        "  + guides/alerts.md  (1 section)\n"
+        "  ~ guides/deploy.md  (4 → 5 sections)\n"
+        "  ~ guides/setup.md  (5 → 5 sections)\n"
+        "  - notes.md  (1 section)\n"
+        "\n"
+        "sections\n"
+        "  + guides/deploy.md#canary  lines 8-11\n"
+        "  ~ guides/setup.md#setup    lines 7-10\n"
+        "\n"
+        "exact tokens\n"
+        "  + --canary (cli_flag)              guides/deploy.md:8  (new to the index)\n"
+        "  + --urgent (cli_flag)              guides/alerts.md:1  (new to the index)\n"
+        "  + LOG_LEVEL (env_var)              guides/alerts.md:1  (already in 1 other document)\n"
+        "  + PAYMENTS_DATABASE_URL (env_var)  guides/setup.md:7  (new to the index)\n"
+        "  - NOTES_TOKEN (env_var)            notes.md:1  (gone from the index)\n"
+        "  - PAYMENTS_DB_URL (env_var)        guides/setup.md:7  (still in 1 other document)\n"
+    )
+
+
+def test_markdown_output_is_a_pr_comment(pair: tuple[Path, Path]) -> None:
+    result = CliRunner().invoke(cli, ["diff", *map(str, pair), "--markdown"])
+    assert result.exit_code == 0, result.output
+    md = result.stdout
+    assert md.startswith("### Docs index changes\n\ndocuments: 1 added, 1 removed, 2 changed · ")
+    assert "| **removed** | `notes.md` | 1 |\n" in md
+    assert "| changed | `guides/deploy.md` | 4 → 5 |\n" in md
+    assert "| added | `guides/deploy.md#canary` | Canary | 8-11 |\n" in md
+    assert "| **removed** | `PAYMENTS_DB_URL` | env_var | `guides/setup.md:7` | still in 1 other document |\n" in md
+    assert "| added | `PAYMENTS_DATABASE_URL` | env_var | `guides/setup.md:7` | new to the index |\n" in md
+
+
+def test_json_output_round_trips(pair: tuple[Path, Path]) -> None:
+    result = CliRunner().invoke(cli, ["diff", *map(str, pair), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == diff_indexes(*pair)
+
+
+def test_not_an_index_is_a_one_line_error(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as conn:
+        conn.execute("create table t (x)")
+    result = CliRunner().invoke(cli, ["diff", str(pair[0]), str(other)])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == f"Error: {other}: not an mdfts index (application_id 0); build one with mdfts build\n"
+
+
+def test_markdown_tables_are_capped(pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    import mdfts.diff
+
+    monkeypatch.setattr(mdfts.diff, "MAX_ROWS", 2)
+    md = mdfts.diff.format_markdown(diff_indexes(*pair))
+    assert "\n…and 2 more documents; `mdfts diff --json` lists them all.\n" in md
+    assert "\n…and 4 more exact tokens; `mdfts diff --json` lists them all.\n" in md
+    assert "`notes.md`" not in md

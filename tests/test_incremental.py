@@ -1,0 +1,181 @@
+"""`build --previous`: unchanged documents are copied from the old index, and the file equals a full build."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import mdfts.build
+from mdfts.build import build_index
+from mdfts.cli import cli
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "incremental"
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    dst = tmp_path / "docs"
+    shutil.copytree(FIXTURES, dst)
+    return dst
+
+
+@pytest.fixture
+def old_db(docs: Path, tmp_path: Path) -> Path:
+    out = tmp_path / "old.db"
+    build_index([docs], out)
+    return out
+
+
+def _change(docs: Path) -> None:
+    # One more section in the second file: every later section id moves by one.
+    with (docs / "guides" / "deploy.md").open("a", encoding="utf-8") as fh:
+        fh.write("\n## Canary\n\nSet `CANARY_PERCENT` first.\n")
+
+
+def _add(docs: Path) -> None:
+    (docs / "guides" / "alerts.md").write_text("# Alerts\n\n## Paging\n\nPage with `--urgent`.\n", encoding="utf-8")
+
+
+def _delete(docs: Path) -> None:
+    (docs / "index.md").unlink()
+
+
+def _rename(docs: Path) -> None:
+    (docs / "guides" / "setup.md").rename(docs / "guides" / "zz-setup.md")
+
+
+def _shrink(docs: Path) -> None:
+    (docs / "guides" / "setup.md").write_text("# Setup\n\nNothing left.\n", encoding="utf-8")
+
+
+def _all(docs: Path) -> None:
+    for edit in (_change, _add, _delete, _rename):
+        edit(docs)
+
+
+@pytest.mark.parametrize(
+    ("edit", "reused"),
+    [
+        (lambda docs: None, 5),
+        (_change, 4),
+        (_add, 5),
+        (_delete, 4),
+        (_rename, 4),
+        (_shrink, 4),
+        (_all, 2),
+    ],
+    ids=["unchanged", "changed", "added", "deleted", "renamed", "shrunk", "all-at-once"],
+)
+def test_incremental_equals_full_build(
+    docs: Path, old_db: Path, tmp_path: Path, edit: Callable[[Path], None], reused: int
+) -> None:
+    edit(docs)
+    full = build_index([docs], tmp_path / "full.db")
+    inc = build_index([docs], tmp_path / "inc.db", previous=old_db)
+    assert inc.reused == reused
+    assert full.reused == 0
+    assert _sha(tmp_path / "inc.db") == _sha(tmp_path / "full.db")
+
+
+def test_reused_documents_are_not_parsed(docs: Path, old_db: Path, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    _change(docs)
+    parsed: list[str] = []
+    real = mdfts.build.split_sections
+
+    def spy(path: str, *args: object, **kwargs: object) -> object:
+        parsed.append(path)
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(mdfts.build, "split_sections", spy)
+    build_index([docs], tmp_path / "inc.db", previous=old_db)
+    assert parsed == ["guides/deploy.md"]
+
+
+def test_previous_may_be_the_output_itself(docs: Path, old_db: Path, tmp_path: Path) -> None:
+    _all(docs)
+    build_index([docs], tmp_path / "full.db")
+    result = build_index([docs], old_db, previous=old_db)
+    assert result.reused == 2
+    assert _sha(old_db) == _sha(tmp_path / "full.db")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs", "full.db", "old.db"]  # no temp files left
+
+
+def test_previous_is_left_untouched(docs: Path, old_db: Path, tmp_path: Path) -> None:
+    before = _sha(old_db)
+    _all(docs)
+    build_index([docs], tmp_path / "inc.db", previous=old_db)
+    assert _sha(old_db) == before
+
+
+def _other_schema(db: Path) -> str:
+    with sqlite3.connect(db) as conn:
+        conn.execute("pragma user_version = 99")
+    return "schema 99, this mdfts reads 1; rebuild it"
+
+
+def _other_mdfts(db: Path) -> str:
+    with sqlite3.connect(db) as conn:
+        conn.execute("update mdfts_meta set value = '0.0.1' where key = 'mdfts_version'")
+    return f"built by mdfts 0.0.1, this is {mdfts.build._version()}"
+
+
+def _not_sqlite(db: Path) -> str:
+    db.write_bytes(b"not a database at all, just bytes" * 200)
+    return "not an SQLite database (file is not a database)"
+
+
+def _other_sqlite(db: Path) -> str:
+    db.unlink()
+    with sqlite3.connect(db) as conn:
+        conn.execute("create table documents (id integer primary key)")
+    return "not an mdfts index (application_id 0); build one with mdfts build"
+
+
+def _missing(db: Path) -> str:
+    db.unlink()
+    return "no such index file"
+
+
+@pytest.mark.parametrize(
+    "spoil", [_other_schema, _other_mdfts, _not_sqlite, _other_sqlite, _missing],
+    ids=["other-schema", "other-mdfts-version", "not-sqlite", "other-sqlite-file", "missing"],
+)
+def test_unusable_previous_warns_and_builds_everything(
+    docs: Path, old_db: Path, tmp_path: Path, spoil: Callable[[Path], str]
+) -> None:
+    why = spoil(old_db)
+    _change(docs)
+    build_index([docs], tmp_path / "full.db")
+    out = tmp_path / "inc.db"
+    result = CliRunner().invoke(cli, ["build", str(docs), "-o", str(out), "--previous", str(old_db), "-q"])
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr == f"Warning: {old_db}: {why}; not reusing it, building everything\n"
+    assert _sha(out) == _sha(tmp_path / "full.db")
+
+
+def test_cli_reports_reused_documents(docs: Path, old_db: Path, tmp_path: Path) -> None:
+    _change(docs)
+    out = tmp_path / "inc.db"
+    result = CliRunner().invoke(cli, ["build", str(docs), "-o", str(out), "--previous", str(old_db)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.startswith(f"{out}: 5 documents, ")
+    assert result.stderr.rstrip().endswith(f"; 4 reused from {old_db}")
+
+
+def test_skipped_file_is_not_reused(docs: Path, old_db: Path, tmp_path: Path) -> None:
+    (docs / "guides" / "deploy.md").write_bytes(b"# Deploy\n\xff\n")
+    full = build_index([docs], tmp_path / "full.db", on_error="skip")
+    inc = build_index([docs], tmp_path / "inc.db", on_error="skip", previous=old_db)
+    assert (full.skipped, inc.skipped, inc.reused) == (["guides/deploy.md"], ["guides/deploy.md"], 4)
+    assert _sha(tmp_path / "inc.db") == _sha(tmp_path / "full.db")
