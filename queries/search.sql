@@ -67,8 +67,14 @@ word(w, plain, stop, df, idf, stem) as materialized (
 ),
 -- Words that carry meaning: not stop words (unless the query is only stop words). A plain
 -- word was a term of its own; the parts of an identifier (PAYMENTS_DB_URL) are not plain.
-key(w, plain, df, idf, stem) as materialized (
-  select w, plain, df, idf, stem from word
+key(w, plain, df, idf, stem, docw) as materialized (
+  select w, plain, df, idf, stem,
+    -- a word may name the document (path, title) unless it only comes from a term that is an
+    -- exact identifier in the index: PAYMENTS_DB_URL asks for that token, not for payments.md
+    exists (select 1 from part where part.w = word.w and not exists (
+      select 1 from term join tokens as tk on tk.norm = term.n
+      where term.pos = part.pos and tk.kind not in ('name', 'code')))
+  from word
   where not stop or not exists (select 1 from word where not stop)
 ),
 key_total(idf) as materialized (select coalesce(sum(idf), 0) from key),
@@ -196,11 +202,11 @@ hprec(id, prec) as materialized (
 scored as (
   select feat.id, bm_n, coalesce((select prec from hprec where hprec.id = feat.id), 0) as hprec,
     coalesce((select ev from ex where ex.id = feat.id) / nullif((select max(ev) from ex), 0), 0) as ex_n,
-    coalesce(sum(case when in_doc or (key.plain and in_trail) then key.idf end), 0)
+    coalesce(sum(case when (key.docw and in_doc) or (key.plain and in_trail) then key.idf end), 0)
       / nullif((select idf from key_total), 0) as cover,
     coalesce(sum(case when key.plain and in_head and not in_doc then key.idf end), 0)
       / nullif((select idf from key_total), 0) as head,
-    coalesce(sum(in_file), 0) * 1.0 / (length(trim(fw)) - length(replace(trim(fw), ' ', ''))) as file
+    coalesce(sum(key.docw and in_file), 0) * 1.0 / (length(trim(fw)) - length(replace(trim(fw), ' ', ''))) as file
   from feat
   join match on match.id = feat.id
   join key on key.w = match.w

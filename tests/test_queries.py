@@ -216,9 +216,7 @@ def test_first_hit(request: pytest.FixtureRequest, db: str, q: str, first: tuple
 @pytest.mark.parametrize(
     "db_name",
     [
-        pytest.param("sample_db", marks=pytest.mark.xfail(strict=True, reason=(
-            "search.sql at 5da1c85 ranks runbooks/billing.md 'Required ENV vars' (has PAYMENTS_DB_URL in a code "
-            "span) 26th, below sections with only PAYMENTS_DB_URL_RO and sections without the token"))),
+        "sample_db",
         "fixture_db",
     ],
 )
