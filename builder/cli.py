@@ -231,6 +231,7 @@ def search(db: Path, query: str | None, k: int, queries_file: Any, as_json: bool
     Examples:
       mdfts search dist/docs.db "payments rollback PAYMENTS_DB_URL"
       mdfts search dist/docs.db --queries questions.txt --json -k 5
+      mdfts search dist/docs.db -- --force-with-lease    # a query that starts with "-"
     """
     from mdfts import search as lib
 
@@ -290,8 +291,9 @@ def token(db: Path, tok: str, k: int, as_json: bool) -> None:
     """List the sections that contain an exact TOKEN (case-exact matches first).
 
     \b
-    Example:
+    Examples:
       mdfts token dist/docs.db PAYMENTS_DB_URL
+      mdfts token dist/docs.db -- --force-with-lease     # a token that starts with "-"
     """
     from mdfts import search as lib
 

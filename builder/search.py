@@ -134,6 +134,14 @@ def context(db: Path | sqlite3.Connection, question: str, budget: int = 2000, k:
             blocks.append(text)
             seen.add(n["id"])
             used += cost
+    if not blocks:
+        # Not even the best match fits: give its start rather than nothing, and say so.
+        h = hits[0]
+        trailer = "<!-- mdfts: section truncated -->\n"
+        frame = len(block({**h, "body": ""}, h["trail"], f"match #{h['rank']}, cut to the budget") + trailer)
+        body = h["content"][: max(budget * 4 - frame - 4, 0)].rstrip()
+        blocks.append(block({**h, "body": body}, h["trail"], f"match #{h['rank']}, cut to the budget") + trailer)
+        left_out = [x for x in left_out if not x.startswith(f"{h['path']}:{h['start_line']}-")]
     out = "\n".join(blocks)
     if left_out:
         out += "\n<!-- mdfts: left out for the budget of " + str(budget) + " tokens: " + "; ".join(left_out) + " -->\n"

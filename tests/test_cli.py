@@ -181,6 +181,10 @@ def test_context_respects_the_budget(sample_db: Path, budget: int) -> None:
         assert note.startswith(f"{budget} tokens: ") and "(match #" in note
     if budget >= 400:
         assert body.startswith("<!-- source: runbooks/payments.md:83-103 | payments > Rollback procedure | match #1 -->")
+    if budget == 60:  # nothing fits whole: the best match comes cut, and says so
+        assert body.startswith("<!-- source: runbooks/payments.md:83-103 | payments > Rollback procedure | "
+                               "match #1, cut to the budget -->\n## Rollback procedure\n")
+        assert "<!-- mdfts: section truncated -->" in body
 
 
 def test_context_no_match(fixture_db: Path) -> None:
