@@ -32,6 +32,13 @@ eval: setup  ## retrieval quality on the bundled sample, and on ../shared/devset
 	  $(BIN)/mdfts build $(SHARED)/devset/opsdocs -o dist/opsdocs.db -q && \
 	  $(BIN)/mdfts eval dist/opsdocs.db $(SHARED)/devset/opsdocs.queries.jsonl; \
 	else echo "no $(SHARED)/devset: skipped the dev set"; fi
+	@for c in openshift-runbooks prometheus-operator-runbooks; do \
+	  if [ -d $(SHARED)/corpora/$$c ]; then \
+	    echo "== $$c: <AlertName> <heading> spot checks" && \
+	    $(BIN)/mdfts build $(SHARED)/corpora/$$c -o dist/$$c.db -q && \
+	    $(BIN)/python tests/alert_queries.py dist/$$c.db > dist/$$c.queries.jsonl && \
+	    $(BIN)/mdfts eval dist/$$c.db dist/$$c.queries.jsonl; \
+	  fi; done
 
 bench: setup  ## speed, size and memory, side by side (writes docs/benchmarks.md)
 	$(BIN)/python -m mdfts.bench $(BENCH_ARGS)
