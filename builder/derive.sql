@@ -56,11 +56,12 @@ insert into mdfts_synonyms (grp, word) values
   (5, 'rollback'), (5, 'revert'), (5, 'undo'), (5, 'downgrade'),
   (6, 'oncall'), (6, 'pager'), (6, 'page'), (6, 'paging'), (6, 'escalation'), (6, 'escalate'),
   (7, 'permission'), (7, 'access'), (7, 'perms'), (7, 'acl'), (7, 'grant'),
-  (8, 'deploy'), (8, 'deployment'), (8, 'release'), (8, 'rollout'),
+  (8, 'deploy'), (8, 'deployment'), (8, 'release'), (8, 'rollout'), (8, 'ship'), (8, 'shipping'),
+  (8, 'version'),
   (9, 'checklist'), (9, 'checks'), (9, 'preflight'),
   (10, 'migration'), (10, 'migrate'), (10, 'schema'),
   (11, 'error'), (11, 'failure'), (11, 'err'),
-  (12, 'alert'), (12, 'alerting'), (12, 'alarm'), (12, 'monitoring'),
+  (12, 'alert'), (12, 'alerting'), (12, 'alarm'), (12, 'monitoring'), (12, 'threshold'),
   (13, 'dashboard'), (13, 'graphs'), (13, 'metrics'),
   (14, 'retention'), (14, 'retain'), (14, 'ttl'), (14, 'expiry'), (14, 'keep'),
   (15, 'secret'), (15, 'credential'), (15, 'creds'), (15, 'password'),
@@ -88,7 +89,10 @@ insert into mdfts_synonyms (grp, word) values
   (37, 'cron'), (37, 'schedule'), (37, 'scheduled'),
   (38, 'night'), (38, 'weekend'), (38, 'overnight'), (38, 'afterhours'),
   (39, 'delete'), (39, 'deletion'), (39, 'remove'), (39, 'purge'),
-  (40, 'doc'), (40, 'runbook'), (40, 'playbook'), (40, 'sop');
+  (40, 'doc'), (40, 'runbook'), (40, 'playbook'), (40, 'sop'),
+  (41, 'rotate'), (41, 'rotation'), (41, 'renew'), (41, 'renewal'), (41, 'rollover'),
+  (42, 'local'), (42, 'locally'), (42, 'laptop'), (42, 'localhost'),
+  (43, 'previous'), (43, 'prior'), (43, 'last');
 update mdfts_synonyms set stem = (select substr(case
     when length(w) > 5 and w like '%ies' then substr(w, 1, length(w) - 3)
     when length(w) > 5 and w like '%ing' then substr(w, 1, length(w) - 3)
