@@ -32,6 +32,11 @@ eval: setup  ## retrieval quality on the bundled sample, and on ../shared/devset
 	  $(BIN)/mdfts build $(SHARED)/devset/opsdocs -o dist/opsdocs.db -q && \
 	  $(BIN)/mdfts eval dist/opsdocs.db $(SHARED)/devset/opsdocs.queries.jsonl; \
 	else echo "no $(SHARED)/devset: skipped the dev set"; fi
+	@for c in $(SHARED)/devset/opsdocs $(SHARED)/corpora/*/; do \
+	  if [ -d $$c ]; then \
+	    $(BIN)/mdfts build $$c -o dist/corpus-check.db -q && \
+	    $(BIN)/python tests/check_corpus.py $$c dist/corpus-check.db | tail -1 || exit 1; \
+	  fi; done
 	@for c in openshift-runbooks prometheus-operator-runbooks; do \
 	  if [ -d $(SHARED)/corpora/$$c ]; then \
 	    echo "== $$c: <AlertName> <heading> spot checks" && \

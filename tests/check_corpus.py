@@ -1,0 +1,43 @@
+"""Check an index against a plain markdown-it parse of its source (issue #2's acceptance check).
+
+    python tests/check_corpus.py DOCS_DIR INDEX.db
+
+Every heading section's (path, start_line) must equal the heading lines that a full
+`MarkdownIt("commonmark").use(front_matter_plugin).enable("table").parse()` finds, file by
+file. Prints the counts and any difference; exits 1 on a difference.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from pathlib import Path
+
+from markdown_it import MarkdownIt
+from mdit_py_plugins.front_matter import front_matter_plugin
+
+from mdfts.discover import decode, discover
+
+
+def main(root: Path, db_path: Path) -> int:
+    md = MarkdownIt("commonmark").use(front_matter_plugin).enable("table")
+    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    indexed: dict[str, list[int]] = {}
+    for path, line in db.execute("select path, start_line from sections where level > 0 order by path, start_line"):
+        indexed.setdefault(path, []).append(line)
+    files = discover([root])
+    bad = headings = 0
+    for f in files:
+        text = decode(f.path, f.abspath.read_bytes())
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        expected = [t.map[0] + 1 for t in md.parse(text) if t.type == "heading_open" and t.map]
+        headings += len(expected)
+        if indexed.get(f.path, []) != expected:
+            bad += 1
+            print(f"{f.path}: index {indexed.get(f.path, [])[:8]} != markdown-it {expected[:8]}")
+    print(f"{root}: {len(files)} files, {headings} headings, {bad} files differ")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2])))
