@@ -118,7 +118,7 @@ fts(id, bm) as materialized (
   from sections_fts
   where sections_fts match (select expr from m)
   order by 2
-  limit 100
+  limit 50
 ),
 -- Sections that hold a query term as an exact token, per term; a case-exact match counts
 -- double, a rare token more than a common one, and a section that defines the token (in a
@@ -134,7 +134,7 @@ exact_t(id, pos, ev) as materialized (
   group by tk.section_id, term.pos
 ),
 exact(id, ev) as materialized (
-  select id, sum(ev) from exact_t group by id order by 2 desc, 1 limit 100
+  select id, sum(ev) from exact_t group by id order by 2 desc, 1 limit 50
 ),
 -- Candidates: either source, with the bm25 score normalised to the best (1.0).
 cand(id, bm_n) as materialized (
@@ -142,35 +142,43 @@ cand(id, bm_n) as materialized (
   from (select id, bm from fts union all select id, null from exact)
   group by id
 ),
--- Each candidate's words, lower-case and space padded, punctuation as spaces: its heading,
--- its trail (ancestors and heading), its document (path and title) and its file name.
+-- Each candidate's words, lower-case and space padded, punctuation as spaces: its heading
+-- and its trail (ancestors and heading); then, once per document, the document's (path and
+-- title) and its file name's.
 feat as materialized (
-  select c.id, s.path, c.bm_n,
+  select c.id, s.document_id as doc, c.bm_n,
     ' ' || lower(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
         s.heading, '-', ' '), '_', ' '), '.', ' '), '/', ' '), '(', ' '), ')', ' '), ':', ' '), ',', ' '),
         '`', ' '), '"', ' ')) || ' ' as hw,
     ' ' || lower(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
         s.trail, '-', ' '), '_', ' '), '.', ' '), '/', ' '), '(', ' '), ')', ' '), ':', ' '), ',', ' '),
-        '`', ' '), '"', ' ')) || ' ' as tw,
-    ' ' || lower(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
-        s.path || ' ' || s.title, '-', ' '), '_', ' '), '.', ' '), '/', ' '), '(', ' '), ')', ' '), ':', ' '), ',', ' '),
-        '`', ' '), '"', ' ')) || ' ' as dw,
-    ' ' || lower(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
-        substr(s.path, length(rtrim(s.path, replace(s.path, '/', ''))) + 1), '-', ' '), '_', ' '), '.', ' '), '/', ' '), '(', ' '), ')', ' '), ':', ' '), ',', ' '),
-        '`', ' '), '"', ' ')) || ' ' as fw
+        '`', ' '), '"', ' ')) || ' ' as tw
   from cand as c
   join sections as s on s.id = c.id
 ),
--- Evidence, as shares of the query's idf: explained by the document, the heading or the
--- trail at all (cover); by the heading beyond what the document explains (head); and the
--- share of the file name's words that the query names (file: payments.md is all of
--- "payments", payments-worker.md half of it).
--- Which key word each candidate's document, heading and trail contain (in any form).
+docs as materialized (
+  select d.id as doc,
+    ' ' || lower(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
+        d.path || ' ' || d.title, '-', ' '), '_', ' '), '.', ' '), '/', ' '), '(', ' '), ')', ' '), ':', ' '), ',', ' '),
+        '`', ' '), '"', ' ')) || ' ' as dw,
+    ' ' || lower(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
+        substr(d.path, length(rtrim(d.path, replace(d.path, '/', ''))) + 1), '-', ' '), '_', ' '), '.', ' '), '/', ' '), '(', ' '), ')', ' '), ':', ' '), ',', ' '),
+        '`', ' '), '"', ' ')) || ' ' as fw
+  from documents as d
+  where d.id in (select doc from feat)
+),
+-- Which key word (in any form) each document names, and each candidate's heading and trail.
+doc_match(doc, w, in_doc, in_file) as materialized (
+  select docs.doc, form.w, max(instr(dw, ' ' || form.f) > 0), max(instr(fw, ' ' || form.w || ' ') > 0)
+  from docs, form
+  group by docs.doc, form.w
+),
 match(id, w, in_doc, in_head, in_trail, in_file) as (
-  select feat.id, form.w,
-    max(instr(dw, ' ' || form.f) > 0), max(instr(hw, ' ' || form.f) > 0),
-    max(instr(tw, ' ' || form.f) > 0), max(instr(fw, ' ' || form.w || ' ') > 0)
-  from feat, form
+  select feat.id, form.w, dm.in_doc, max(instr(hw, ' ' || form.f) > 0), max(instr(tw, ' ' || form.f) > 0),
+    dm.in_file
+  from feat
+  join form
+  join doc_match as dm on dm.doc = feat.doc and dm.w = form.w
   group by feat.id, form.w
 ),
 -- A term the document explains (all its words in the path or title, like `search-api` in
@@ -191,9 +199,11 @@ ex(id, ev) as materialized (
 -- the query names: a heading the query spells out in full beats one it half matches.
 hword(id, hw, n) as (
   select feat.id, j.value, count(*) over (partition by feat.id)
-  from feat, json_each('[' || replace(json_quote(trim(feat.hw)), ' ', '","') || ']') as j
+  from feat
+  join docs on docs.doc = feat.doc
+  join json_each('[' || replace(json_quote(trim(feat.hw)), ' ', '","') || ']') as j
   where j.value <> '' and j.value not in (select word from mdfts_stopwords)
-    and not instr(feat.dw, ' ' || j.value || ' ')
+    and not instr(docs.dw, ' ' || j.value || ' ')
 ),
 hprec(id, prec) as materialized (
   select id, avg(exists (select 1 from form where substr(hw, 1, length(form.f)) = form.f))
@@ -208,6 +218,7 @@ scored as (
       / nullif((select idf from key_total), 0) as head,
     coalesce(sum(key.docw and in_file), 0) * 1.0 / (length(trim(fw)) - length(replace(trim(fw), ' ', ''))) as file
   from feat
+  join docs on docs.doc = feat.doc
   join match on match.id = feat.id
   join key on key.w = match.w
   group by feat.id
