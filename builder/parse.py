@@ -43,8 +43,15 @@ def parse_blocks(text: str) -> list[Token]:
     return _block_parser().parse(text)
 
 
+# markdown-it's inline parser is quadratic on some long lines (50,000 unclosed `[a](`); a heading
+# longer than this is not a real one, so it gets the linear plain_inline() instead.
+MAX_INLINE_HEADING = 4096
+
+
 def heading_text(raw: str) -> str:
     """A heading's text without inline markup: text and code spans, as the anchors plugin reads it."""
+    if len(raw) > MAX_INLINE_HEADING:
+        return " ".join(plain_inline(raw).split())
     parts: list[str] = []
     for tok in _inline_parser().parseInline(raw):
         for child in tok.children or ():
@@ -55,27 +62,52 @@ def heading_text(raw: str) -> str:
     return " ".join("".join(parts).split())
 
 
-_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
+_BACKTICKS = re.compile(r"`+")
+
+
+def _code_spans(raw: str) -> list[tuple[int, int, str]]:
+    """(start, end, content) of each code span: a backtick run closed by the next run of the same
+    length, as CommonMark pairs them. Linear time; a regex with a lazy `.+?` is quadratic on long
+    lines of unmatched backtick runs."""
+    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(raw)]
+    next_same: list[int | None] = [None] * len(runs)
+    last: dict[int, int] = {}
+    for i in range(len(runs) - 1, -1, -1):
+        width = runs[i][1] - runs[i][0]
+        next_same[i] = last.get(width)
+        last[width] = i
+    spans, i = [], 0
+    while i < len(runs):
+        j = next_same[i]
+        if j is None:
+            i += 1
+            continue
+        spans.append((runs[i][0], runs[j][1], raw[runs[i][1] : runs[j][0]]))
+        i = j + 1
+    return spans
 
 
 def split_code_spans(raw: str) -> tuple[str, list[str]]:
     """Raw inline markdown → (the prose with code spans blanked out, the code spans' contents)."""
     spans: list[str] = []
-
-    def take(m: re.Match[str]) -> str:
-        content = m.group(2)
+    prose: list[str] = []
+    pos = 0
+    for start, end, content in _code_spans(raw):
         if content.startswith(" ") and content.endswith(" ") and content.strip():
             content = content[1:-1]  # CommonMark strips one space on each side
         spans.append(content)
-        return " "
+        prose.append(raw[pos:start] + " ")
+        pos = end
+    prose.append(raw[pos:])
+    return "".join(prose), spans
 
-    return _CODE_SPAN.sub(take, raw), spans
 
-
-_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]+)\](?:\([^)]*\)|\[[^\]]*\])")
-_AUTOLINK = re.compile(r"<((?:https?|mailto|ftp):[^>\s]+)>")
-_TAG = re.compile(r"</?[A-Za-z][^>]*>|<!--.*?-->", re.S)
+# Each pattern stops at the next opener ([^[\]], [^<>], ...): without that, a line of 50,000
+# unclosed `[` or `<` costs quadratic time.
+_IMAGE = re.compile(r"!\[([^\[\]]*)\]\([^()]*\)")
+_LINK = re.compile(r"\[([^\[\]]+)\](?:\([^()]*\)|\[[^\[\]]*\])")
+_AUTOLINK = re.compile(r"<((?:https?|mailto|ftp):[^<>\s]+)>")
+_TAG = re.compile(r"</?[A-Za-z][^<>]*>|<!--(?:(?!<!--).)*?-->", re.S)
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _EMPHASIS = re.compile(r"\*+|~~|(?<![\w\\])_+|_+(?!\w)")
 
@@ -94,11 +126,10 @@ def plain_inline(raw: str) -> str:
     """Raw inline markdown → readable plain text (links keep their text, code spans their content)."""
     out: list[str] = []
     pos = 0
-    for m in _CODE_SPAN.finditer(raw):
-        out.append(_plain_prose(raw[pos : m.start()]))
-        content = m.group(2)
+    for start, end, content in _code_spans(raw):
+        out.append(_plain_prose(raw[pos:start]))
         out.append(content.strip() if content.strip() else content)
-        pos = m.end()
+        pos = end
     out.append(_plain_prose(raw[pos:]))
     return "".join(out)
 

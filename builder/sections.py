@@ -83,7 +83,7 @@ def _front_matter(path: str, content: str) -> dict[str, Any]:
     return {str(k): v for k, v in data.items()}
 
 
-_TAGS = re.compile(r"<[^>]*>")
+_TAGS = re.compile(r"<[^<>]*>")  # [^<>]: a run of unclosed "<" stays linear
 
 
 def split_sections(path: str, text: str, sha256: str = "", size: int = 0) -> Document:
