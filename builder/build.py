@@ -60,7 +60,7 @@ def build_index(
     out = Path(out)
     if source_url:
         check_source_url(source_url)
-    files = discover(roots, include, exclude, skip=[out], warn=warn)
+    files = discover(roots, include, exclude, skip=[out], warn=warn, on_error=on_error)
     meta = {
         "mdfts_version": _version(),
         "source": source_name or ", ".join(sorted({r.resolve().name or "/" for r in roots})),

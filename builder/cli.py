@@ -220,7 +220,7 @@ def _hits_text(hits: list[dict[str, Any]]) -> str:
 @click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
 @click.argument("query", required=False)
 @click.option("-k", "--limit", "k", type=click.IntRange(1, 1000), default=10, show_default=True, help="Results per query.")
-@click.option("--queries", "queries_file", type=click.File("r", encoding="utf-8"),
+@click.option("--queries", "queries_file", type=click.File("r", encoding="utf-8", errors="replace"),
               help="Run every line of this file as a query (- for stdin); prints JSON Lines.")
 @click.option("--json", "as_json", is_flag=True, help="JSON: an array, or with --queries one object a line.")
 @click.option("--sql", "show_sql", is_flag=True, help="Print the SQL of the search query instead.")

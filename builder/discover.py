@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from mdfts.errors import MdftsError, SourceError
+from mdfts.errors import MdftsError, SourceError, display
 
 DEFAULT_INCLUDE = ("*.md", "*.markdown")
 SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
@@ -83,12 +83,14 @@ def discover(
     exclude: Sequence[str] = (),
     skip: Sequence[Path] = (),
     warn: Callable[[str], None] | None = None,
+    on_error: str = "fail",
 ) -> list[SourceFile]:
     """The markdown files under the roots, sorted by relative path.
 
     One root: paths are relative to it. Several: relative to their common parent folder.
     Hidden files and folders, node_modules and the paths in `skip` are left out; a symlink is
     followed only when it points at a file inside its root (folders behind links are not entered).
+    A folder that cannot be listed fails the build, or with on_error="skip" is a warning.
     """
     if not roots:
         raise MdftsError("no source folder given")
@@ -108,21 +110,38 @@ def discover(
         rel = abspath.relative_to(base).as_posix() if _inside(abspath, base) else abspath.name
         real = abspath  # the walk starts at resolved roots and enters no linked folder
         if abspath.is_symlink():
-            real = abspath.resolve()
+            try:
+                real = abspath.resolve(strict=True)
+            except (OSError, RuntimeError):  # RuntimeError: a loop, before Python 3.13
+                if warn:
+                    warn(f"{display(rel)}: skipped, a broken symlink or a symlink loop")
+                return
             if not _inside(real, root) or not real.is_file():
                 if warn:
-                    warn(f"{rel}: skipped, a symlink that leads outside {root.name or root}")
+                    warn(f"{display(rel)}: skipped, a symlink that leads outside {root.name or root}")
                 return
         if real in skipped or rel in found:
             return
         found[rel] = SourceFile(rel, abspath)
 
+    def unlistable(err: OSError) -> None:
+        where = Path(err.filename).relative_to(base).as_posix() if err.filename else "?"
+        error = SourceError(where, None, f"cannot list the folder: {err.strerror or err}")
+        if on_error == "fail":
+            raise error
+        if warn:
+            warn(f"{error}; skipped")
+
     for root in resolved:
         if root.is_file():
             add(root, root.parent)
             continue
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        for dirpath, dirnames, filenames in os.walk(root, onerror=unlistable, followlinks=False):
             here = Path(dirpath)
+            for d in dirnames:
+                if not d.startswith(".") and (here / d).is_symlink() and warn:
+                    rel_dir = (here / d).relative_to(root).as_posix()
+                    warn(f"{display(rel_dir)}: skipped, a symlink to a folder (not followed)")
             dirnames[:] = sorted(
                 d for d in dirnames
                 if not d.startswith(".") and d not in SKIP_DIRS and not (here / d).is_symlink()
@@ -164,6 +183,10 @@ def decode(path: str, data: bytes) -> str:
 
 def read_source(source: SourceFile) -> SourceText:
     """Read and decode one file; its sha256 is over the bytes as stored."""
+    try:
+        source.path.encode("utf-8")
+    except UnicodeEncodeError:  # os.walk hands undecodable bytes over as lone surrogates
+        raise SourceError(source.path, None, "file name is not valid UTF-8; rename it") from None
     try:
         data = source.abspath.read_bytes()
     except OSError as err:

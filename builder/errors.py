@@ -7,12 +7,18 @@ class MdftsError(Exception):
     """A problem the user can fix: printed as `Error: <message>`, exit code 1."""
 
 
+def display(path: str) -> str:
+    """A path fit for a one-line message: newlines, control characters and lone surrogates
+    (undecodable bytes in a file name) escaped as in Python source; other characters kept."""
+    return "".join(c if c.isprintable() or c == " " else ascii(c)[1:-1] for c in path)
+
+
 class SourceError(MdftsError):
     """A source file cannot be read or parsed; `path` and `line` say where."""
 
     def __init__(self, path: str, line: int | None, what: str) -> None:
         self.path, self.line, self.what = path, line, what
-        where = f"{path}:{line}" if line else path
+        where = f"{display(path)}:{line}" if line else display(path)
         super().__init__(f"{where}: {what}")
 
 
