@@ -96,6 +96,8 @@ class IndexWriter:
         self.out = out
         if out.exists() and out.is_dir():
             raise MdftsError(f"{out}: is a folder, not a file")
+        if out.parent.exists() and not out.parent.is_dir():
+            raise MdftsError(f"{out.parent}: not a folder, cannot hold the output")
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
         except OSError as err:
