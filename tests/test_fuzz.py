@@ -1,0 +1,179 @@
+"""Property tests with hypothesis: the section splitter, the exact-token extractor, every shipped query.
+
+MDFTS_FUZZ_EXAMPLES sets the examples per property (default 200, a few seconds in all); the long
+run for the issue was `MDFTS_FUZZ_EXAMPLES=100000 pytest tests/test_fuzz.py`.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+
+from mdfts.build import build_index
+from mdfts.index import open_index
+from mdfts.errors import QueryError
+from mdfts.queries import package_queries, run_query
+from mdfts.queries import clean_text
+from mdfts.sections import split_lines, split_sections
+from mdfts.tokens import extract_tokens, normalize
+
+EXAMPLES = int(os.environ.get("MDFTS_FUZZ_EXAMPLES", "200"))
+fuzz = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+# Lines that exercise markdown's block structure, mixed with arbitrary text.
+BLOCK_LINES = [
+    "# Title", "## Sub `code`", "###### six", "####### seven", "#", "#no space", "Setext", "===", "---",
+    "- item", "  - nested", "1. first", "> quote", "> # quoted heading", "```", "```sh", "~~~", "    indented",
+    "<div>", "</div>", "<!-- c", "-->", "| a | b |", "|---|---|", "[ref]: /url", "", " ", "\t", "text PAYMENTS_DB_URL",
+    "--force-with-lease E1027 v1.2.3", "*", "***", "\\# escaped", "# [link](x) ![i](y) <b>t</b>", "- # heading in list",
+]
+line = st.one_of(st.sampled_from(BLOCK_LINES), st.text(max_size=30))
+EOLS = st.sampled_from(["\n", "\r\n", "\r"])
+markdown = st.builds(
+    lambda ls, eol, last: eol.join(ls) + (eol if last else ""),
+    st.lists(line, max_size=25), EOLS, st.booleans(),
+).filter(lambda t: not t.startswith("---"))  # front matter has its own property
+front_matter = st.builds(
+    lambda keys, body: "---\n" + "".join(f"{k}: v\n" for k in keys) + "---\n" + body,
+    st.lists(st.from_regex(r"[a-z]{1,8}", fullmatch=True), unique=True, max_size=4), markdown,
+)
+
+
+def _first_content_line(lines: list[str], start: int) -> int:
+    """0-based index of the first line from `start` that is not blank (blank: only whitespace)."""
+    while start < len(lines) and not lines[start].strip():
+        start += 1
+    return start
+
+
+def _check_tiling(text: str, body_start: int) -> None:
+    """Sections tile the file: the first starts at the first non-blank line after the front
+    matter, each next one on the line after the previous ends, the last ends on the last line;
+    a section's body is exactly its lines. No lines lost, none counted twice."""
+    doc = split_sections("t.md", text)
+    lines = split_lines(text)
+    first = _first_content_line(lines, body_start)
+    if first == len(lines):
+        assert doc.sections == ()
+        return
+    secs = doc.sections
+    assert secs[0].start_line == first + 1
+    for a, b in zip(secs, secs[1:]):
+        assert b.start_line == a.end_line + 1
+    assert secs[-1].end_line == len(lines)
+    for s in secs:
+        assert s.start_line <= s.end_line
+        assert s.body == "\n".join(lines[s.start_line - 1 : s.end_line])
+    assert doc.lines == len(lines)
+
+
+_REFERENCE = MarkdownIt("commonmark").enable("table")
+
+
+@fuzz
+@given(markdown)
+def test_sections_tile_the_file(text: str) -> None:
+    _check_tiling(text, 0)
+
+
+@fuzz
+@given(front_matter)
+def test_sections_start_after_front_matter(text: str) -> None:
+    fm_lines = text.split("---\n", 2)[1].count("\n") + 2
+    _check_tiling(text, fm_lines)
+
+
+@fuzz
+@given(markdown)
+def test_every_heading_starts_a_section(text: str) -> None:
+    norm = text.replace("\r\n", "\n").replace("\r", "\n")
+    heading_lines = {t.map[0] + 1 for t in _REFERENCE.parse(norm) if t.type == "heading_open" and t.map}
+    doc = split_sections("t.md", text)
+    assert {s.start_line for s in doc.sections if s.level} == heading_lines
+
+
+@fuzz
+@given(st.one_of(markdown, front_matter, st.text()))
+def test_same_input_same_output(text: str) -> None:
+    try:
+        first = split_sections("t.md", text)
+    except Exception as err:  # front matter that is not YAML: the same error both times
+        with pytest.raises(type(err), match=None):
+            split_sections("t.md", text)
+        return
+    assert split_sections("t.md", text) == first
+
+
+@fuzz
+@given(st.text(), st.sampled_from(["heading", "code", "fence", "text"]))
+def test_tokens_are_substrings_and_normalize_is_idempotent(text: str, source: str) -> None:
+    tokens = extract_tokens([(source, text)])
+    for t in tokens:
+        assert t.token and t.token in text
+        assert normalize(t.norm) == t.norm
+    assert tokens == extract_tokens([(source, text)])
+
+
+@fuzz
+@given(st.text())
+def test_normalize_is_idempotent(text: str) -> None:
+    assert normalize(normalize(text)) == normalize(text)
+
+
+# -- every shipped query, any parameter values --------------------------------------------------
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> sqlite3.Connection:
+    docs = tmp_path_factory.mktemp("docs")
+    (docs / "pay.md").write_text(
+        "# Payments\n\nRoll back with `PAYMENTS_DB_URL`.\n\n## Rollback\n\nRun `deploy --force-with-lease`, "
+        "then check E1027 and v1.2.3.\n"
+    )
+    (docs / "caf\u00e9.md").write_text("# Caf\u00e9 \u65e5\u672c\n\nOr, and, not NEAR(x) \"quoted\" * ^ -\n")
+    out = tmp_path_factory.mktemp("out") / "index.db"
+    build_index([docs], out)
+    db = open_index(out)
+    db.execute("pragma query_only = 1")
+    return db
+
+
+QUERIES = package_queries()
+text = st.one_of(
+    st.text().map(clean_text),  # the CLI cleans lone surrogates; everything else reaches SQL
+    st.sampled_from(["", " ", '"', "'", "*", "OR", "NEAR(", "pay*", "-x", "a:b", "%", "_", "[", "\\", "\0"]),
+)
+anything = st.one_of(
+    st.none(), text, st.integers(min_value=-(2**63), max_value=2**63 - 1), st.floats(), st.binary(max_size=20)
+)
+NUMERIC = {"limit", "id"}
+
+
+@pytest.mark.parametrize("query", QUERIES, ids=[q.name for q in QUERIES])
+def test_every_query_takes_any_text(index: sqlite3.Connection, query) -> None:  # type: ignore[no-untyped-def]
+    """Any text in a text parameter, numbers left unset: rows, never an error."""
+    @fuzz
+    @given(st.fixed_dictionaries({p: st.none() if p in NUMERIC else text for p in query.params}))
+    def run(params: dict[str, object]) -> None:
+        run_query(index, query, params)
+
+    run()
+
+
+@pytest.mark.parametrize("query", QUERIES, ids=[q.name for q in QUERIES])
+def test_every_query_fails_cleanly_on_any_value(index: sqlite3.Connection, query) -> None:  # type: ignore[no-untyped-def]
+    """Any value anywhere (`--param limit=ten`): rows, or a QueryError the CLI prints as one line."""
+    @fuzz
+    @given(st.fixed_dictionaries({p: anything for p in query.params}))
+    def run(params: dict[str, object]) -> None:
+        try:
+            run_query(index, query, params)
+        except QueryError as err:
+            assert "\n" not in str(err)
+
+    run()
