@@ -106,9 +106,11 @@ def split_sections(path: str, text: str, sha256: str = "", size: int = 0) -> Doc
     # Section line ranges: [start, end) 0-based.
     starts: list[tuple[int, int, str]] = []
     first_head = heads[0][0] if heads else len(lines)
-    if any(line.strip() for line in lines[body_start:first_head]):
+    # Blank as CommonMark means it (spaces and tabs only): str.strip() also eats \x1c-\x1f and
+    # U+00A0, which markdown treats as text, and a line of them would fall outside every section.
+    if any(line.strip(" \t") for line in lines[body_start:first_head]):
         lead_from = body_start
-        while lead_from < first_head and not lines[lead_from].strip():
+        while lead_from < first_head and not lines[lead_from].strip(" \t"):
             lead_from += 1
         starts.append((lead_from, 0, ""))
     starts.extend(heads)

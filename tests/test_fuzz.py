@@ -46,8 +46,8 @@ front_matter = st.builds(
 
 
 def _first_content_line(lines: list[str], start: int) -> int:
-    """0-based index of the first line from `start` that is not blank (blank: only whitespace)."""
-    while start < len(lines) and not lines[start].strip():
+    """0-based index of the first line from `start` that is not blank (CommonMark: spaces and tabs)."""
+    while start < len(lines) and not lines[start].strip(" \t"):
         start += 1
     return start
 
