@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -24,6 +25,10 @@ class MdftsGroup(click.Group):
         except BrokenPipeError:  # `mdfts search ... | head`
             sys.stderr.close()
             sys.exit(0)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def _warn(message: str) -> None:
@@ -79,6 +84,8 @@ def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclud
             bar.__enter__()
         bar.update(1)
 
+    # SIGTERM (a cancelled CI job, `timeout`) unwinds like Ctrl-C, so the temp files go too.
+    old_term = signal.signal(signal.SIGTERM, _interrupt)
     try:
         result = build_index(
             list(sources), out, include=include or DEFAULT_INCLUDE, exclude=exclude, on_error=on_error,
@@ -86,6 +93,7 @@ def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclud
             progress=progress if show_bar else None, previous=previous,
         )
     finally:
+        signal.signal(signal.SIGTERM, old_term)
         if bar is not None:
             bar.__exit__(None, None, None)
     if not quiet:

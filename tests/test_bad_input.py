@@ -355,10 +355,11 @@ def _start_slow_build(docs: Path, out: Path) -> subprocess.Popen[str]:
     return proc
 
 
-def test_sigint_mid_build_leaves_nothing(docs: Path, built: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_interrupted_build_leaves_nothing(docs: Path, built: Path, sig: signal.Signals) -> None:
     before = built.read_bytes()
     proc = _start_slow_build(docs, built)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert (proc.returncode, err.strip()) == (1, "Aborted!")
     assert_kept(built, before)
