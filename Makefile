@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 SHARED ?= ../shared
 
-.PHONY: setup sample test lint bench eval clean
+.PHONY: setup sample test lint bench eval stress clean
 
 $(BIN)/mdfts: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,9 @@ eval: setup  ## retrieval quality on the bundled sample, and on ../shared/devset
 
 bench: setup  ## speed, size and memory, side by side (writes docs/benchmarks.md)
 	$(BIN)/python -m mdfts.bench $(BENCH_ARGS)
+
+stress: setup  ## build memory at 1x/8x, pathological markdown and huge queries (docs/bad-input.md)
+	$(BIN)/python -m mdfts.stress $(or $(STRESS_ARGS),sample/docs)
 
 clean:
 	rm -rf dist build *.egg-info .pytest_cache .hypothesis
