@@ -85,7 +85,10 @@ def test_symlink_out_of_root_is_skipped_with_a_warning(tmp_path: Path) -> None:
     (root / "alias.md").symlink_to(root / "a.md")  # inside the root: followed
     warnings: list[str] = []
     assert _paths([root], warn=warnings.append) == ["a.md", "alias.md"]
-    assert warnings == ["leak.md: skipped, a symlink that leads outside docs"]
+    assert warnings == [
+        "linked-dir: skipped, a symlink to a folder (not followed)",
+        "leak.md: skipped, a symlink that leads outside docs",
+    ]
 
 
 def test_several_roots_are_relative_to_their_common_parent(tmp_path: Path) -> None:
