@@ -125,13 +125,14 @@ fts(id, bm) as materialized (
 -- heading, the first column of a table, or the code span opening an item) more than one
 -- that mentions it.
 exact_t(id, pos, ev) as materialized (
-  select tk.section_id, term.pos,
+  select tk.section_id as id, term.pos as pos,
     max(coalesce(d.idf, 8.0) * (1 + (tk.token = term.t)) * (1 + 0.5 * (tk.source in ('heading', 'definition'))))
   from term
   join tokens as tk on tk.norm = term.n
   left join token_df as d on d.norm = term.n
   where term.n not in (select word from mdfts_stopwords)
   group by tk.section_id, term.pos
+  order by tk.section_id, term.pos
 ),
 exact(id, ev) as materialized (
   select id, sum(ev) from exact_t group by id order by 2 desc, 1 limit 50
@@ -189,11 +190,11 @@ term_doc(id, pos, in_doc) as (
   group by match.id, part.pos
 ),
 ex(id, ev) as materialized (
-  select e.id, sum(e.ev)
-  from exact_t as e
-  join term_doc as d on d.id = e.id and d.pos = e.pos
+  select d.id, sum(e.ev)
+  from term_doc as d
+  join exact_t as e on e.id = d.id and e.pos = d.pos
   where not d.in_doc
-  group by e.id
+  group by d.id
 ),
 -- The heading's own words (beyond stop words and the document's words), and the share of them
 -- the query names: a heading the query spells out in full beats one it half matches.
