@@ -11,9 +11,12 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from mdfts.errors import MdftsError
-from mdfts.sections import Document
+
+if TYPE_CHECKING:  # sections imports markdown-it and yaml: keep them off the query path (index.py imports us)
+    from mdfts.sections import Document
 
 SCHEMA_VERSION = 1  # PRAGMA user_version; mdfts_meta.schema_version
 APPLICATION_ID = 0x6D646674  # "mdft"
