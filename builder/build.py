@@ -15,7 +15,7 @@ from mdfts.provenance import artifact_version as _artifact_version, read_provena
 from mdfts.index import open_index
 from mdfts.queries import package_queries
 from mdfts.sections import split_sections
-from mdfts.write import IndexWriter, WriteStats
+from mdfts.write import IndexWriter, WriteStats, add_time
 
 ON_ERROR = ("fail", "skip")
 
@@ -42,6 +42,7 @@ def build_index(
     warn: Callable[[str], None] | None = None,
     progress: Callable[[int, int, str], None] | None = None,
     previous: Path | None = None,
+    timings: dict[str, float] | None = None,
 ) -> BuildResult:
     """Build the index file `out` from the markdown under `roots`; the old file survives a failure.
 
@@ -54,13 +55,17 @@ def build_index(
     :param previous: an older index (may be `out` itself) whose unchanged documents are copied
         instead of parsed; the result is byte-identical to a full build. One this mdfts cannot
         reuse (another schema or mdfts version, not an index) is ignored with a warning.
+    :param timings: when given, seconds per stage are added to it (discover, read, sections, write,
+        then IndexWriter.finish's steps); `make bench` reads them. Off, it costs nothing.
     """
     if on_error not in ON_ERROR:
         raise MdftsError(f"--on-error must be one of {', '.join(ON_ERROR)}")
     out = Path(out)
     if source_url:
         check_source_url(source_url)
+    started = add_time(timings, "", 0.0)
     files = discover(roots, include, exclude, skip=[out], warn=warn, on_error=on_error)
+    add_time(timings, "discover", started)
     meta = {
         "mdfts_version": _version(),
         "source": source_name or ", ".join(sorted({r.resolve().name or "/" for r in roots})),
@@ -81,7 +86,7 @@ def build_index(
     skipped: list[str] = []
     reusable = _reusable(previous, meta["mdfts_version"], warn) if previous is not None else None
     try:
-        return _write(files, out, meta, last_commits, on_error, skipped, warn, progress, reusable)
+        return _write(files, out, meta, last_commits, on_error, skipped, warn, progress, reusable, timings)
     except sqlite3.Error as err:
         raise MdftsError(f"{out}: cannot write the index: {err}") from None
     except OSError as err:
@@ -112,18 +117,22 @@ def _reusable(previous: Path, version: str, warn: Callable[[str], None] | None) 
     return None
 
 
-def _write(files, out, meta, last_commits, on_error, skipped, warn, progress, previous):  # type: ignore[no-untyped-def]
-    with IndexWriter(out) as writer:
+def _write(files, out, meta, last_commits, on_error, skipped, warn, progress, previous, timings):  # type: ignore[no-untyped-def]
+    with IndexWriter(out, timings=timings) as writer:
         if previous is not None:
             writer.attach_previous(previous)
         for n, f in enumerate(files, 1):
+            started = add_time(timings, "", 0.0)
             try:
                 src = read_source(f)
+                started = add_time(timings, "read", started)
                 if writer.reuse(src.path, src.sha256):
+                    add_time(timings, "reuse", started)
                     if progress:
                         progress(n, len(files), f.path)
                     continue
                 doc = split_sections(src.path, src.text, src.sha256, src.size)
+                started = add_time(timings, "sections", started)
             except SourceError as err:
                 if on_error == "fail":
                     raise
@@ -132,6 +141,7 @@ def _write(files, out, meta, last_commits, on_error, skipped, warn, progress, pr
                     warn(f"{err}; skipped")
                 continue
             writer.add(doc)
+            add_time(timings, "write", started)
             if progress:
                 progress(n, len(files), f.path)
         meta["skipped"] = str(len(skipped))

@@ -7,6 +7,7 @@ import json
 import math
 import os
 import sqlite3
+import time
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
@@ -80,6 +81,17 @@ def remove_stale_temps(out: Path) -> None:
             pass
 
 
+def add_time(timings: dict[str, float] | None, stage: str, started: float) -> float:
+    """Add the seconds since `started` to `timings[stage]`; returns now, the next stage's start.
+    With `timings` None (every build but `make bench`'s) it does nothing and returns 0."""
+    if timings is None:
+        return 0.0
+    now = time.perf_counter()
+    if stage:
+        timings[stage] = timings.get(stage, 0.0) + now - started
+    return now
+
+
 @dataclass(frozen=True, slots=True)
 class WriteStats:
     documents: int
@@ -95,8 +107,9 @@ class IndexWriter:
     leaves any existing `out` untouched.
     """
 
-    def __init__(self, out: Path) -> None:
+    def __init__(self, out: Path, timings: dict[str, float] | None = None) -> None:
         self.out = out
+        self.timings = timings  # seconds per finishing step, added to when given (for `make bench`)
         if out.exists() and out.is_dir():
             raise MdftsError(f"{out}: is a folder, not a file")
         if out.parent.exists() and not out.parent.is_dir():
@@ -248,16 +261,20 @@ class IndexWriter:
     def finish(self, meta: dict[str, str], queries: list[tuple[str, str, str, str, str]]) -> WriteStats:
         """Index, stamp, compact and rename into place; returns what was written."""
         db = self.db
+        started = add_time(self.timings, "", 0.0)
         if self.reusing:
             self._copy_reused_tokens()
+            started = add_time(self.timings, "reuse", started)
         db.execute("insert into sections_fts(sections_fts) values ('rebuild')")
         db.execute("commit")
         if self.reusing:
             db.execute("detach database prev")
             self.reusing = False
+        started = add_time(self.timings, "fts_rebuild", started)
         # executescript() commits by itself; every statement after this runs in its own transaction,
         # which is fine: VACUUM INTO below writes a fresh file whatever the history was.
         db.executescript(_sql_file("derive.sql"))
+        started = add_time(self.timings, "derive", started)
         counts = {
             "documents": db.execute("select count(*) from documents").fetchone()[0],
             "sections": db.execute("select count(*) from sections").fetchone()[0],
@@ -273,12 +290,15 @@ class IndexWriter:
         }
         db.executemany("insert or replace into mdfts_meta values (?, ?)", sorted(full_meta.items()))
         db.executemany("insert into mdfts_queries values (?, ?, ?, ?, ?)", sorted(queries))
+        started = add_time(self.timings, "meta", started)
         db.execute("insert into sections_fts(sections_fts) values ('optimize')")
+        started = add_time(self.timings, "fts_optimize", started)
         try:
             db.execute("vacuum into ?", (str(self.final_tmp),))
         except sqlite3.Error as err:
             raise MdftsError(f"{self.out}: cannot write the index: {err}") from None
         db.close()
+        started = add_time(self.timings, "vacuum", started)
         self.build_tmp.unlink(missing_ok=True)
         with open(self.final_tmp, "rb+") as fh:
             os.fsync(fh.fileno())
@@ -291,4 +311,5 @@ class IndexWriter:
                 os.close(dir_fd)
         except OSError:
             pass
+        add_time(self.timings, "replace", started)
         return WriteStats(counts["documents"], counts["sections"], counts["tokens"], self.out.stat().st_size)
