@@ -45,7 +45,8 @@ eval: setup  ## retrieval quality on the bundled sample, and on ../shared/devset
 	    $(BIN)/mdfts eval dist/$$c.db dist/$$c.queries.jsonl; \
 	  fi; done
 
-bench: setup  ## speed, size and memory, side by side (writes docs/benchmarks.md)
+bench: setup  ## speed, size and memory, side by side (writes docs/benchmarks.md); BENCH_ARGS="--quick" for a smoke test
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python -m mdfts.bench $(BENCH_ARGS)
 
 stress: setup  ## build memory at 1x/8x, pathological markdown and huge queries (docs/bad-input.md)

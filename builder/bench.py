@@ -1,0 +1,615 @@
+"""`make bench`: build and query speed, size and memory, side by side with the floor and the alternatives.
+
+Every figure is a median of runs made in the same process on the same machine, next to the figure it
+is compared with, so a busy machine moves both. Run `python -m mdfts.bench --help`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import json
+import math
+import os
+import platform
+import random
+import re
+import resource
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+
+from mdfts.build import build_index
+from mdfts.discover import discover
+from mdfts.index import open_index
+from mdfts.queries import get_query, run_query
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample"
+TARGETS = {  # issue #7
+    "build_ratio": 1.5, "build_ratio_goal": 1.0, "size_ratio": 2.5, "rss_8x_mb": 64.0,
+    "search_p50_ms": 5.0, "search_p95_ms": 20.0, "oneshot_ms": 100.0, "incremental_speedup": 5.0,
+}
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(slots=True)
+class Settings:
+    runs: int = 3              # medians of this many runs
+    min_bytes: int = 20_000_000  # the default corpus: sample/docs replicated to at least this
+    sizes: tuple[int, ...] = (10_000, 100_000)  # sections in the query-benchmark indexes
+    queries: int = 200
+    multiples: tuple[int, ...] = (1, 8)  # corpus copies for the peak-RSS builds
+    oneshot_runs: int = 7
+
+
+QUICK = Settings(runs=1, min_bytes=200_000, sizes=(1_000,), queries=20, multiples=(1, 2), oneshot_runs=2)
+
+
+@dataclass(slots=True)
+class Report:
+    sections: list[str] = field(default_factory=list)
+    targets: list[tuple[str, str, str, str]] = field(default_factory=list)  # what, target, measured, verdict
+
+    def add(self, title: str, text: str) -> None:
+        block = f"## {title}\n\n{text.rstrip()}\n"
+        self.sections.append(block)
+        click.echo(block)
+
+    def target(self, what: str, target: str, value: float, limit: float, unit: str, higher_is_better: bool = False) -> None:
+        ok = value >= limit if higher_is_better else value <= limit
+        if ok:
+            verdict = "met"
+        elif higher_is_better:
+            verdict = f"missed: {limit / value:.2f}x short" if value > 0 else "missed"
+        else:
+            verdict = f"missed by {(value / limit - 1) * 100:.0f}%"
+        self.targets.append((what, target, f"{value:.2f}{unit}", verdict))
+
+
+# --- small helpers ---------------------------------------------------------------------------------
+
+def _log(message: str) -> None:
+    click.echo(f"bench: {message}", err=True)
+
+
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A GitHub markdown table; numbers right-aligned."""
+    def cell(v: Any) -> str:
+        return f"{v:,.2f}" if isinstance(v, float) else str(v)
+
+    cells = [[cell(v) for v in row] for row in rows]
+    align = ["---:" if rows and isinstance(rows[0][i], (int, float)) else "---" for i in range(len(headers))]
+    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(align) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in cells]
+    return "\n".join(lines)
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """Nearest-rank percentile (p in 0-100) of a non-empty sequence."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered), max(1, math.ceil(p / 100 * len(ordered)))) - 1]
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    started = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - started, result
+
+
+def machine() -> list[tuple[str, str]]:
+    """What the numbers were measured on."""
+    cpu = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    ram = "?"
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        kb = int(Path("/proc/meminfo").read_text().split("MemTotal:", 1)[1].split()[0])
+        ram = f"{kb / 1024 / 1024:.1f} GiB"
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+    from importlib.metadata import version
+
+    return [
+        ("CPU", cpu), ("cores", str(os.cpu_count())), ("RAM", ram),
+        ("load average at start (1, 5, 15 min)", load),
+        ("OS", platform.platform()),
+        ("Python", platform.python_version()), ("SQLite", sqlite3.sqlite_version),
+        ("markdown-it-py", version("markdown-it-py")),
+    ]
+
+
+# --- corpora ---------------------------------------------------------------------------------------
+
+def corpus_files(root: Path) -> list[Path]:
+    return [f.abspath for f in discover([root])]
+
+
+def corpus_bytes(root: Path) -> int:
+    return sum(p.stat().st_size for p in corpus_files(root))
+
+
+def replicate(root: Path, dest: Path, copies: int = 0, until_sections: int = 0,
+              sections_of: dict[str, int] | None = None) -> Path:
+    """Copy the markdown under `root` into `dest`, file after file, each copy under its own prefix
+    (r0000/, r0001/, ...): `copies` whole copies, or until `until_sections` sections (counted with
+    `sections_of`, path → sections, from a build of `root`)."""
+    shutil.rmtree(dest, ignore_errors=True)
+    files = [(p, p.relative_to(root).as_posix()) for p in corpus_files(root)]
+    if not files:
+        raise click.UsageError(f"{root}: no markdown files")
+    total, n = 0, 0
+    while (copies and n < copies * len(files)) or (until_sections and total < until_sections):
+        src, rel = files[n % len(files)]
+        target = dest / f"r{n // len(files):04d}" / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, target)
+        total += (sections_of or {}).get(rel, 1)
+        n += 1
+    return dest
+
+
+def default_corpus(work: Path, min_bytes: int) -> Path:
+    """The bundled sample/docs, replicated to at least `min_bytes`."""
+    docs = SAMPLE / "docs"
+    if not docs.is_dir():
+        raise click.UsageError("no bundled sample/docs next to this mdfts; give a CORPUS folder")
+    size = corpus_bytes(docs)
+    return replicate(docs, work / "corpus-sample", copies=-(-min_bytes // size))
+
+
+# --- build -----------------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _probes(timings: dict[str, float]) -> Iterator[None]:
+    """Split the `sections` stage of a timed build into parse, tokens and the rest."""
+    import mdfts.sections as sections
+
+    def probe(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return fn(*args)
+            finally:
+                timings[name] = timings.get(name, 0.0) + time.perf_counter() - started
+        return timed
+
+    saved = {name: getattr(sections, name) for name in ("parse_blocks", "extract_tokens")}
+    setattr(sections, "parse_blocks", probe("parse", saved["parse_blocks"]))
+    setattr(sections, "extract_tokens", probe("tokens", saved["extract_tokens"]))
+    try:
+        yield
+    finally:
+        for name, fn in saved.items():
+            setattr(sections, name, fn)
+
+
+def commonmark_floor(texts: Sequence[str]) -> float:
+    """Seconds for one plain MarkdownIt("commonmark").parse() of every text: the floor to compare with."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark")
+    started = time.perf_counter()
+    for text in texts:
+        md.parse(text)
+    return time.perf_counter() - started
+
+
+STAGES = (
+    ("discover", "discover"), ("read", "read + decode"), ("parse", "parse (block level)"),
+    ("sections", "sections (headings, plain text)"), ("tokens", "exact tokens"), ("write", "write rows"),
+    ("fts_rebuild", "FTS rebuild"), ("derive", "derive (term_df, token_df)"),
+    ("fts_optimize", "FTS optimize"), ("vacuum", "VACUUM INTO"), ("replace", "fsync + rename"),
+)
+
+
+def bench_build(corpus: Path, work: Path, s: Settings) -> dict[str, Any]:
+    """Build `corpus` `s.runs` times, each next to a commonmark parse of the same files; medians."""
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in corpus_files(corpus)]
+    size = corpus_bytes(corpus)
+    out = work / f"{corpus.name}.db"
+    floors, builds, stage_runs = [], [], []
+    result = None
+    for run in range(s.runs):
+        floors.append(commonmark_floor(texts))
+        timings: dict[str, float] = {}
+        with _probes(timings):
+            seconds, result = _timed(lambda: build_index([corpus], out, timings=timings))
+        timings["sections"] -= timings.get("parse", 0.0) + timings.get("tokens", 0.0)
+        builds.append(seconds)
+        stage_runs.append(timings)
+        _log(f"{corpus.name} run {run + 1}/{s.runs}: build {seconds:.2f}s, commonmark parse {floors[-1]:.2f}s")
+    assert result is not None
+    stages = {k: statistics.median(t.get(k, 0.0) for t in stage_runs) for k, _ in STAGES}
+    build, floor = statistics.median(builds), statistics.median(floors)
+    return {
+        "name": corpus.name, "path": str(corpus), "files": len(texts), "bytes": size,
+        "sections": result.stats.sections, "tokens": result.stats.tokens, "db": out,
+        "db_bytes": result.stats.bytes, "build_s": build, "floor_s": floor, "stages": stages,
+        "builds": builds, "floors": floors,
+    }
+
+
+_RSS_CHILD = """
+import resource, sys
+from pathlib import Path
+if sys.argv[1] != "-":
+    from mdfts.build import build_index
+    build_index([Path(sys.argv[1])], Path(sys.argv[2]))
+else:
+    import mdfts.build, mdfts.parse
+    mdfts.parse.parse_blocks("# warm\\n")
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def peak_rss_mb(corpus: Path | None, out: Path) -> tuple[float, float]:
+    """(peak RSS in MB, wall seconds) of a build of `corpus` in a fresh process; None: imports only."""
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-c", _RSS_CHILD, str(corpus) if corpus else "-", str(out)],
+        check=True, capture_output=True, text=True,
+    )
+    return int(proc.stdout.split()[-1]) / 1024, time.perf_counter() - started  # ru_maxrss is in KiB on Linux
+
+
+# --- queries ---------------------------------------------------------------------------------------
+
+def realistic_queries(db: Path, n: int, seed: int = 7) -> list[str]:
+    """`n` queries of the kinds people type, drawn from the index: heading words, questions,
+    exact tokens alone and with words, and words from a section's text; plus the bundled
+    labelled queries when the index holds the sample."""
+    rng = random.Random(seed)
+    conn = open_index(db)
+    headings = [h for (h,) in conn.execute("select heading from sections where level > 0 order by id")]
+    toks = conn.execute("select t.token, s.heading from tokens t join sections s on s.id = t.section_id "
+                        "order by t.section_id, t.norm").fetchall()
+    bodies = [b for (b,) in conn.execute("select body from sections order by id limit 20000")]
+    conn.close()
+    out = _labelled_queries(db)[: n // 4]
+    def words(text: str) -> list[str]:
+        return [w for w in _WORD.findall(text.lower()) if len(w) > 2 and not w.isdigit()]
+
+    makers: list[Callable[[], str]] = [
+        lambda: " ".join(words(rng.choice(headings))[:4]),
+        lambda: "how do I " + " ".join(words(rng.choice(headings))[:3]),
+        lambda: rng.choice(toks)[0],
+        lambda: " ".join([(t := rng.choice(toks))[0], *words(t[1])[:2]]),
+        lambda: " ".join(rng.sample(ws, min(3, len(ws)))) if (ws := words(rng.choice(bodies))) else "",
+    ]
+    while len(out) < n:
+        q = makers[len(out) % len(makers)]() if headings and toks else " ".join(words(rng.choice(bodies))[:3])
+        if q.strip():
+            out.append(q)
+    return out
+
+
+def _labelled_queries(db: Path) -> list[str]:
+    """The bundled sample's labelled queries, when the index holds the sample (replicated or not)."""
+    labelled = SAMPLE / "queries.jsonl"
+    if not labelled.is_file():
+        return []
+    items = [json.loads(line) for line in labelled.read_text(encoding="utf-8").splitlines() if line.strip()]
+    conn = open_index(db)
+    try:
+        gold = items[0]["gold"][0]["path"] if items else ""
+        found = conn.execute("select 1 from documents where path = ? or path like ? limit 1",
+                             (gold, "%/" + gold)).fetchone()
+    finally:
+        conn.close()
+    return [item["q"] for item in items] if found else []
+
+
+def _latencies(fn: Callable[[str], Any], queries: Sequence[str]) -> list[float]:
+    times = []
+    for q in queries:
+        started = time.perf_counter()
+        fn(q)
+        times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def _or_match(q: str) -> str:
+    return " OR ".join(f'"{w}"' for w in dict.fromkeys(_WORD.findall(q.lower())))
+
+
+def query_methods(db: Path) -> tuple[dict[str, Callable[[str], Any]], dict[str, float]]:
+    """The ways to answer a query compared here, each ready to call; and their setup seconds."""
+    conn = open_index(db)
+    search_sql = get_query(conn, "search")
+    methods: dict[str, Callable[[str], Any]] = {
+        "search.sql (mdfts)": lambda q: run_query(conn, search_sql, {"q": q, "limit": 10}),
+        "bare bm25 MATCH (OR of words)": lambda q: conn.execute(
+            "select rowid from sections_fts where sections_fts match ? order by bm25(sections_fts) limit 10",
+            (_or_match(q) or '""',)).fetchall(),
+    }
+    setup: dict[str, float] = {}
+    started = time.perf_counter()
+    bodies = [b.lower() for (b,) in conn.execute("select body from sections order by id")]
+    setup["linear scan (count words per section)"] = time.perf_counter() - started
+
+    def scan(q: str) -> list[int]:
+        ws = list(dict.fromkeys(_WORD.findall(q.lower())))
+        scores = [sum(b.count(w) for w in ws) for b in bodies]
+        return heapq.nlargest(10, range(len(scores)), key=scores.__getitem__)
+
+    methods["linear scan (count words per section)"] = scan
+    try:
+        import numpy as np
+        from rank_bm25 import BM25Okapi  # type: ignore[import-untyped]
+    except ImportError:
+        _log("rank-bm25 is not installed (pip install 'mdfts[bench]'): its row is left out")
+    else:
+        started = time.perf_counter()
+        pages = [_WORD.findall(t.lower()) for (t,) in conn.execute(
+            "select group_concat(body, char(10)) from sections group by document_id order by document_id")]
+        bm25 = BM25Okapi(pages)
+        setup["rank-bm25 over whole pages (in process)"] = time.perf_counter() - started
+
+        def okapi(q: str) -> Any:
+            scores = bm25.get_scores(_WORD.findall(q.lower()))
+            return np.argsort(-scores)[:10]
+
+        methods["rank-bm25 over whole pages (in process)"] = okapi
+    return methods, setup
+
+
+def bench_queries(db: Path, sections: int, s: Settings) -> tuple[list[list[Any]], dict[str, float]]:
+    queries = realistic_queries(db, s.queries)
+    methods, setup = query_methods(db)
+    rows: list[list[Any]] = []
+    p: dict[str, float] = {}
+    for name, fn in methods.items():
+        for q in queries[:5]:  # warm-up: page cache, prepared statements
+            fn(q)
+        times = _latencies(fn, queries)
+        p50, p95 = percentile(times, 50), percentile(times, 95)
+        p[name] = p50
+        if name.startswith("search.sql"):
+            p["search_p50"], p["search_p95"] = p50, p95
+        rows.append([f"{sections:,}", name, len(queries), p50, p95, max(times),
+                     f"{setup[name]:.2f}s" if name in setup else "-"])
+        _log(f"{sections} sections, {name}: p50 {p50:.2f} ms, p95 {p95:.2f} ms")
+    return rows, p
+
+
+def cold_open_ms(db: Path, queries: Sequence[str]) -> float:
+    """Median ms from opening the file to the first search.sql rows, a fresh connection each time
+    (the OS page cache stays warm: dropping it needs root and hurts everyone on the machine)."""
+    from mdfts.search import search
+
+    return statistics.median(_latencies(lambda q: search(db, q, limit=10), queries))
+
+
+def _mdfts_exe() -> list[str]:
+    exe = Path(sys.executable).with_name("mdfts")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "mdfts"]
+
+
+def oneshot_ms(db: Path, queries: Sequence[str], runs: int) -> tuple[float, float]:
+    """Median wall ms of a whole `mdfts search DB Q` process, and of `python -c pass` for scale."""
+    def wall(cmd: list[str]) -> float:
+        started = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True)
+        return (time.perf_counter() - started) * 1000
+
+    search = [wall([*_mdfts_exe(), "search", str(db), queries[i % len(queries)]]) for i in range(runs)]
+    bare = [wall([sys.executable, "-c", "pass"]) for _ in range(runs)]
+    return statistics.median(search), statistics.median(bare)
+
+
+def query_path_imports(db: Path, q: str) -> tuple[list[tuple[str, int]], list[str]]:
+    """The slowest imports of `python -X importtime -m mdfts search` (µs, cumulative), and which
+    heavy build-only modules (markdown_it, sqlite_utils, yaml) were imported at all."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "mdfts", "search", str(db), q],
+                          capture_output=True, text=True, check=True)
+    rows = []
+    for line in proc.stderr.splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and parts[1].strip().isdigit():
+            rows.append((parts[2].rstrip(), int(parts[1])))
+    top = [(name.strip(), us) for name, us in rows if not name.startswith("    ")]
+    top.sort(key=lambda r: -r[1])
+    heavy = sorted({n.strip().split(".")[0] for n, _ in rows} & {"markdown_it", "sqlite_utils", "yaml", "mdit_py_plugins"})
+    return top[:6], heavy
+
+
+# --- incremental -----------------------------------------------------------------------------------
+
+def previous_option() -> bool:
+    """True when `mdfts build` has --previous (incremental rebuilds, issue #8's work)."""
+    proc = subprocess.run([*_mdfts_exe(), "build", "--help"], capture_output=True, text=True)
+    return "--previous" in proc.stdout
+
+
+def bench_incremental(corpus: Path, work: Path, s: Settings) -> tuple[str, float | None]:
+    """A rebuild with 1% of the files changed, with --previous, against a full build: (table, speed-up)."""
+    if not previous_option():
+        return ("Skipped: this `mdfts build` has no `--previous` option yet. Once incremental builds "
+                "are merged, this section times a rebuild with 1% of the files changed against a full one.", None)
+    tree = work / "incremental"
+    shutil.rmtree(tree, ignore_errors=True)
+    shutil.copytree(corpus, tree)
+    base, full, inc = work / "inc-base.db", work / "inc-full.db", work / "inc-new.db"
+    cli = _mdfts_exe()
+    subprocess.run([*cli, "build", str(tree), "-o", str(base), "-q"], check=True)
+    files = corpus_files(tree)
+    changed = random.Random(7).sample(files, max(1, len(files) // 100))
+    for n, p in enumerate(changed):
+        with p.open("a", encoding="utf-8") as fh:
+            fh.write(f"\n\nChanged for the incremental benchmark ({n}).\n")
+    fulls, incs = [], []
+    for _ in range(s.runs):
+        fulls.append(_timed(lambda: subprocess.run([*cli, "build", str(tree), "-o", str(full), "-q"], check=True))[0])
+        shutil.copyfile(base, inc)
+        incs.append(_timed(lambda: subprocess.run(
+            [*cli, "build", str(tree), "-o", str(inc), "-q", "--previous", str(base)], check=True))[0])
+    same = _dump(full) == _dump(inc)
+    f, i = statistics.median(fulls), statistics.median(incs)
+    return md_table(
+        ["files", "changed", "full build s", "with --previous s", "speed-up", "same sections and tokens"],
+        [[len(files), len(changed), f, i, f"{f / i:.1f}x", "yes" if same else "NO"]],
+    ), f / i
+
+
+def _dump(db: Path) -> list[Any]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return (conn.execute("select * from sections order by id").fetchall()
+                + conn.execute("select * from tokens order by 1, 2, 3, 4").fetchall())
+    finally:
+        conn.close()
+
+
+# --- the run ---------------------------------------------------------------------------------------
+
+def run(corpora: Sequence[Path], s: Settings, work: Path, command: str) -> Report:
+    report = Report()
+    report.add("Machine", md_table(["", ""], machine()) + f"\n\nCommand: `{command}`")
+    if not corpora:
+        corpora = [default_corpus(work, s.min_bytes)]
+        _log(f"default corpus: sample/docs replicated to {corpus_bytes(corpora[0]):,} bytes")
+
+    builds = [bench_build(c, work, s) for c in corpora]
+    report.add("Build", md_table(
+        ["corpus", "files", "MB", "sections", "build s", "MB/s", "commonmark parse s", "build / parse"],
+        [[b["name"], b["files"], b["bytes"] / 1e6, b["sections"], b["build_s"], b["bytes"] / 1e6 / b["build_s"],
+          b["floor_s"], f"{b['build_s'] / b['floor_s']:.2f}x"] for b in builds],
+    ) + f"\n\nMedians of {s.runs} runs, each a build next to a plain `MarkdownIt(\"commonmark\").parse()` of "
+        "the same files (already in memory) in the same process. One process, no workers: the build "
+        "does not use a second core.")
+    report.add("Build stages", md_table(
+        ["stage", *[b["name"] for b in builds]],
+        [[label, *[f"{b['stages'][k]:.2f}s ({b['stages'][k] / b['build_s'] * 100:.0f}%)" for b in builds]]
+         for k, label in STAGES],
+    ) + "\n\nMedian seconds per stage (share of the build). parse and exact tokens are timed inside "
+        "split_sections; sections is what is left of it.")
+    report.add("Size", md_table(
+        ["corpus", "corpus bytes", "index bytes", "index / corpus", "exact tokens"],
+        [[b["name"], f"{b['bytes']:,}", f"{b['db_bytes']:,}", f"{b['db_bytes'] / b['bytes']:.2f}x", f"{b['tokens']:,}"]
+         for b in builds],
+    ))
+    for b in builds:
+        ratio = b["build_s"] / b["floor_s"]
+        report.target(f"build / commonmark parse ({b['name']})", "<= 1.5x (goal <= 1x)", ratio, TARGETS["build_ratio"], "x")
+        report.target(f"index / corpus bytes ({b['name']})", "<= 2.5x", b["db_bytes"] / b["bytes"], TARGETS["size_ratio"], "x")
+
+    rss_rows = []
+    base_rss, _ = peak_rss_mb(None, work / "unused.db")
+    for b in builds:
+        for m in s.multiples:
+            src = Path(b["path"]) if m == 1 else replicate(Path(b["path"]), work / f"x{m}-{b['name']}", copies=m)
+            mb = corpus_bytes(src)
+            rss, wall = peak_rss_mb(src, work / f"x{m}.db")
+            rss_rows.append([b["name"], f"{m}x", mb / 1e6, rss, wall])
+            _log(f"{b['name']} {m}x: peak RSS {rss:.1f} MB")
+            if m == max(s.multiples):
+                report.target(f"peak RSS at {m}x ({b['name']})", "<= 64 MB at 8x", rss, TARGETS["rss_8x_mb"], " MB")
+            if m != 1:
+                shutil.rmtree(src, ignore_errors=True)
+    report.add("Memory", md_table(["corpus", "copies", "MB", "peak RSS MB", "build wall s"], rss_rows)
+               + f"\n\nEach build in a fresh process. For scale: importing mdfts.build and markdown-it "
+                 f"alone peaks at {base_rss:.1f} MB.")
+
+    first = builds[0]
+    counts = dict(sqlite3.connect(first["db"]).execute("select path, sections from documents").fetchall())
+    qrows: list[list[Any]] = []
+    extra: list[str] = []
+    for n in s.sizes:
+        tree = replicate(Path(first["path"]), work / f"q{n}", until_sections=n, sections_of=counts)
+        db = work / f"q{n}.db"
+        seconds, res = _timed(lambda: build_index([tree], db))
+        shutil.rmtree(tree, ignore_errors=True)
+        _log(f"query index: {res.stats.sections:,} sections, built in {seconds:.1f}s")
+        rows, p = bench_queries(db, res.stats.sections, s)
+        qrows += rows
+        qs = realistic_queries(db, 9, seed=11)
+        cold = cold_open_ms(db, qs)
+        shot, bare = oneshot_ms(db, qs, s.oneshot_runs)
+        extra.append(f"- {res.stats.sections:,} sections ({res.stats.bytes / 1e6:.1f} MB index): cold open to first "
+                     f"search.sql result {cold:.1f} ms (median of {len(qs)}, in process); one-shot "
+                     f"`mdfts search` process {shot:.0f} ms wall (median of {s.oneshot_runs}; "
+                     f"`python -c pass` takes {bare:.0f} ms)")
+        if n == max(s.sizes):
+            report.target(f"search.sql p50 at {res.stats.sections:,} sections", "<= 5 ms", p["search_p50"], TARGETS["search_p50_ms"], " ms")
+            report.target(f"search.sql p95 at {res.stats.sections:,} sections", "<= 20 ms", p["search_p95"], TARGETS["search_p95_ms"], " ms")
+            report.target("one-shot `mdfts search` process", "<= 100 ms", shot, TARGETS["oneshot_ms"], " ms")
+            top, heavy = query_path_imports(db, qs[0])
+            extra.append("- `python -X importtime -m mdfts search`: slowest top-level imports "
+                         + ", ".join(f"{name} {us / 1000:.1f} ms" for name, us in top)
+                         + "; build-only modules imported: " + (", ".join(heavy) or "none"))
+    report.add("Query", md_table(["sections", "method", "queries", "p50 ms", "p95 ms", "max ms", "setup"], qrows)
+               + f"\n\nEach method answers the same {s.queries} queries (heading words, questions, exact tokens "
+                 "alone and with words, words from a section; seeded) for the top 10, after 5 warm-up queries, "
+                 "on a warm connection. Indexes of this size are the corpus replicated under path prefixes. "
+                 "setup: time to load what the in-process methods need before the first query.\n\n"
+                 + "\n".join(extra))
+
+    text, speedup = bench_incremental(Path(first["path"]), work, s)
+    report.add("Incremental", text)
+    if speedup is not None:
+        report.target("incremental rebuild (1% changed) vs full", ">= 5x faster", speedup, TARGETS["incremental_speedup"], "x", higher_is_better=True)
+    report.add("Targets (issue #7)", md_table(["what", "target", "measured", "verdict"], report.targets))
+    return report
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("corpora", nargs=-1, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the report here (default: docs/benchmarks.md; none with --quick).")
+@click.option("--quick", is_flag=True, help="A smoke test: one run, small sizes, a few queries.")
+@click.option("--runs", type=click.IntRange(1, 20), help="Runs to take the median of (default 3).")
+@click.option("--queries", "n_queries", type=click.IntRange(5, 10_000), help="Queries per method (default 200).")
+@click.option("--sizes", help="Sections in the query-benchmark indexes, comma-separated (default 10000,100000).")
+@click.option("--keep", type=click.Path(file_okay=False, path_type=Path),
+              help="Work in this folder and keep it (corpora and indexes); default: a temp folder, removed.")
+def main(corpora: tuple[Path, ...], out: Path | None, quick: bool, runs: int | None, n_queries: int | None,
+         sizes: str | None, keep: Path | None) -> None:
+    """Measure build and query speed, size and memory; print a markdown report and write it to --out.
+
+    CORPORA are folders of markdown (default: the bundled sample/docs replicated to 20 MB).
+
+    \b
+    Example:
+      python -m mdfts.bench ../shared/corpora/tldr-common --out docs/benchmarks.md
+    """
+    s = QUICK if quick else Settings()
+    if runs:
+        s.runs = runs
+    if n_queries:
+        s.queries = n_queries
+    if sizes:
+        try:
+            s.sizes = tuple(int(x) for x in sizes.split(","))
+        except ValueError:
+            raise click.UsageError(f"--sizes {sizes!r}: give whole numbers separated by commas") from None
+    if out is None and not quick:
+        out = Path("docs/benchmarks.md")
+    command = "python -m mdfts.bench " + " ".join(sys.argv[1:])
+    with contextlib.ExitStack() as stack:
+        if keep:
+            keep.mkdir(parents=True, exist_ok=True)
+            work = keep
+        else:
+            work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mdfts-bench-")))
+        report = run([c.resolve() for c in corpora], s, work, command)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("# Benchmarks\n\nWritten by `make bench` (`python -m mdfts.bench`); see docs/benchmarking.md "
+                       "for what each figure means.\n\n" + "\n".join(report.sections), encoding="utf-8")
+        _log(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
