@@ -95,10 +95,12 @@ def _classify_word(word: str, in_code: bool) -> str | None:
 
 def _scan(text: str, source: str, out: list[ExactToken]) -> None:
     in_code = source != "text"
-    for chunk_match in _CHUNK.finditer(text):
-        chunk = chunk_match.group()
+    for chunk in _CHUNK.findall(text):
         if len(chunk) < 2:
             continue
+        word = chunk.rstrip(".,:;!?")
+        if word.isalpha() and (word.islower() or word.istitle()):
+            continue  # a plain word ("payments,", "Rollback"): no kind fits, and most chunks are one
         if "://" in chunk:
             m = _URL.search(chunk)
             if m:
