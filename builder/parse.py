@@ -46,12 +46,17 @@ def parse_blocks(text: str) -> list[Token]:
 # markdown-it's inline parser is quadratic on some long lines (50,000 unclosed `[a](`); a heading
 # longer than this is not a real one, so it gets the linear plain_inline() instead.
 MAX_INLINE_HEADING = 4096
+# The characters that start an inline rule of the commonmark preset (escapes, entities, code,
+# emphasis, links, images, autolinks, HTML, line breaks); text without them parses to itself.
+_INLINE_MARKUP = re.compile(r"[\\&`*_\[\]!<>~\n]")
 
 
 def heading_text(raw: str) -> str:
     """A heading's text without inline markup: text and code spans, as the anchors plugin reads it."""
     if len(raw) > MAX_INLINE_HEADING:
         return " ".join(plain_inline(raw).split())
+    if not _INLINE_MARKUP.search(raw):
+        return " ".join(raw.split())  # nothing for the inline parser to do
     parts: list[str] = []
     for tok in _inline_parser().parseInline(raw):
         for child in tok.children or ():
@@ -89,6 +94,8 @@ def _code_spans(raw: str) -> list[tuple[int, int, str]]:
 
 def split_code_spans(raw: str) -> tuple[str, list[str]]:
     """Raw inline markdown → (the prose with code spans blanked out, the code spans' contents)."""
+    if "`" not in raw:
+        return raw, []
     spans: list[str] = []
     prose: list[str] = []
     pos = 0
@@ -113,17 +120,25 @@ _EMPHASIS = re.compile(r"\*+|~~|(?<![\w\\])_+|_+(?!\w)")
 
 
 def _plain_prose(raw: str) -> str:
-    s = _IMAGE.sub(r"\1", raw)
-    s = _LINK.sub(r"\1", s)
-    s = _AUTOLINK.sub(r"\1", s)
-    s = _TAG.sub("", s)
-    s = _EMPHASIS.sub("", s)
-    s = _ESCAPE.sub(r"\1", s)
-    return html.unescape(s)
+    # Each rule runs only when its first character is there: most prose has no markup at all.
+    s = raw
+    if "[" in s:
+        s = _IMAGE.sub(r"\1", s) if "![" in s else s
+        s = _LINK.sub(r"\1", s)
+    if "<" in s:
+        s = _AUTOLINK.sub(r"\1", s)
+        s = _TAG.sub("", s)
+    if "*" in s or "_" in s or "~" in s:
+        s = _EMPHASIS.sub("", s)
+    if "\\" in s:
+        s = _ESCAPE.sub(r"\1", s)
+    return html.unescape(s) if "&" in s else s
 
 
 def plain_inline(raw: str) -> str:
     """Raw inline markdown → readable plain text (links keep their text, code spans their content)."""
+    if "`" not in raw:
+        return _plain_prose(raw)
     out: list[str] = []
     pos = 0
     for start, end, content in _code_spans(raw):
