@@ -49,6 +49,14 @@ _COPY_DOCUMENT = (
 )
 
 
+# One encoder for every row: json.dumps(..., ensure_ascii=False) builds a new one per call.
+_to_json = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def _json_list(items: list[str]) -> str:
+    return _to_json(sorted(set(items))) if items else "[]"
+
+
 def _sql_file(name: str) -> str:
     return files("mdfts").joinpath(name).read_text(encoding="utf-8")
 
@@ -190,11 +198,11 @@ class IndexWriter:
                 token_rows.append((t.norm, sid, t.token, t.kind, t.source))
             rows.append((
                 sid, doc_id, doc.path, doc.title, s.ordinal, s.level, s.heading,
-                json.dumps(list(s.trail), ensure_ascii=False), s.anchor, s.start_line, s.end_line,
+                _to_json(list(s.trail)), s.anchor, s.start_line, s.end_line,
                 None if s.parent is None else first + s.parent,
                 sid - 1 if sid > first else None, sid + 1 if sid < last else None,
                 s.body, len(s.body),
-                *(json.dumps(sorted(set(by_kind[k])), ensure_ascii=False) for k in KIND_COLUMNS),
+                *(_json_list(by_kind[k]) for k in KIND_COLUMNS),
             ))
         placeholders = ", ".join("?" * (16 + len(KIND_COLUMNS)))
         db.executemany(f"insert into sections ({_SECTION_COLUMNS}) values ({placeholders})", rows)
