@@ -69,13 +69,24 @@ class _Slugger:
         return slug
 
 
+# libyaml's loader when PyYAML has it: the same data as the pure-Python SafeLoader on every
+# corpus we tried, at ~8x the speed (front matter was ~10% of some builds). On an error the pure
+# loader runs again, for its error line (libyaml's can point past the last line).
+_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _front_matter(path: str, content: str) -> dict[str, Any]:
+    if not content.strip():
+        return {}
     try:
-        data = yaml.safe_load(content) if content.strip() else {}
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = mark.line + 2 if mark is not None else 2  # +1 for 1-based, +1 for the opening ---
-        raise SourceError(path, line, "front matter is not valid YAML") from None
+        data = yaml.load(content, Loader=_FAST_LOADER)
+    except yaml.YAMLError:
+        try:
+            data = yaml.load(content, Loader=yaml.SafeLoader)
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            line = mark.line + 2 if mark is not None else 2  # +1 for 1-based, +1 for the opening ---
+            raise SourceError(path, line, "front matter is not valid YAML") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
