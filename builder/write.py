@@ -147,11 +147,13 @@ class IndexWriter:
             raise MdftsError(f"{self.out}: cannot create the index: {err}") from None
         db = self.db
         db.create_function("mdfts_ln", 1, _ln, deterministic=True)
-        # A 16 MB page cache keeps build memory O(largest file): 128 MB made peak RSS grow with
-        # the corpus (44 → 149 MB from 1x to 8x of 1.9 MB) at no gain in speed (docs/bad-input.md).
+        # A small page cache and on-disk temp files keep build memory O(largest file), not O(corpus):
+        # a 128 MiB cache made peak RSS grow with the corpus (44 -> 149 MB from 1x to 8x of 1.9 MB,
+        # docs/bad-input.md; 214 MB for 20 MB of markdown with in-memory temp files) at no gain in
+        # speed: the OS page cache serves the extra reads.
         for pragma in (
             "page_size = 4096", "auto_vacuum = NONE", "encoding = 'UTF-8'",
-            "journal_mode = OFF", "synchronous = OFF", "cache_size = -16384", "temp_store = MEMORY",
+            "journal_mode = OFF", "synchronous = OFF", "cache_size = -8192", "temp_store = DEFAULT",
             f"application_id = {APPLICATION_ID}", f"user_version = {SCHEMA_VERSION}",
         ):
             db.execute(f"pragma {pragma}")
