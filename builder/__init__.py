@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
-
-try:
-    __version__ = version("mdfts")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0+unknown"
 
 __all__ = ["build_index", "search", "split_sections", "Document", "Section", "MdftsError", "__version__"]
 
@@ -23,7 +17,20 @@ _LAZY = {
 }
 
 
+def _version() -> str:
+    # importlib.metadata costs ~20-60 ms to import: a one-shot `mdfts search` must not pay for it.
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mdfts")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        globals()["__version__"] = found = _version()
+        return found
     if name in _LAZY:
         import importlib
 

@@ -11,7 +11,6 @@ from typing import Any
 
 import click
 
-from mdfts import __version__
 from mdfts.errors import MdftsError
 from mdfts import output
 
@@ -35,8 +34,19 @@ def _warn(message: str) -> None:
     click.echo(f"Warning: {message}", err=True)
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    # click.version_option wants the version up front; reading it imports importlib.metadata,
+    # which a one-shot `mdfts search` should not pay for.
+    if value and not ctx.resilient_parsing:
+        from mdfts import __version__
+
+        click.echo(f"mdfts, version {__version__}")
+        ctx.exit()
+
+
 @click.group(cls=MdftsGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "--version", prog_name="mdfts")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and exit.")
 def cli() -> None:
     """Markdown docs → one versioned, read-only SQLite FTS5 file of heading-bounded sections."""
 
