@@ -6,7 +6,6 @@ import json
 import re
 import sqlite3
 from dataclasses import dataclass
-from importlib.resources import files
 from typing import Any
 
 from mdfts.errors import QueryError
@@ -56,6 +55,8 @@ def parse_query(name: str, sql: str) -> QueryFile:
 
 def package_queries() -> list[QueryFile]:
     """The query files shipped with this mdfts, sorted by name."""
+    from importlib.resources import files  # only a build reads them: keep it off the query path
+
     out = []
     for entry in files("mdfts.sql").iterdir():
         if entry.name.endswith(".sql") and not entry.name.startswith("_"):

@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
 import sqlite3
 import time
 from dataclasses import dataclass
-from importlib.resources import files
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 from mdfts.errors import MdftsError
 
-if TYPE_CHECKING:  # sections imports markdown-it and yaml: keep them off the query path (index.py imports us)
+# _QUERY_PATH_NOTE: index.py imports this module for SCHEMA_VERSION and APPLICATION_ID, so every
+# `mdfts search` loads it. What only a build needs is imported where it is used: sections
+# (markdown-it, yaml) for type checking only, hashlib (OpenSSL) and importlib.resources in place.
+if TYPE_CHECKING:
     from mdfts.sections import Document
 
 SCHEMA_VERSION = 1  # PRAGMA user_version; mdfts_meta.schema_version
@@ -58,6 +59,8 @@ def _json_list(items: list[str]) -> str:
 
 
 def _sql_file(name: str) -> str:
+    from importlib.resources import files  # here, not at the top: see _QUERY_PATH_NOTE
+
     return files("mdfts").joinpath(name).read_text(encoding="utf-8")
 
 
@@ -134,6 +137,8 @@ class IndexWriter:
         self.next_doc_id = 1
         self.next_section_id = 1
         self.n_tokens = 0
+        import hashlib  # here, not at the top: see _QUERY_PATH_NOTE
+
         self.digest = hashlib.sha256()
         self.reusing = False  # attach_previous() was called
         self.reused = 0
