@@ -70,7 +70,7 @@ class Report:
         if ok:
             verdict = "met"
         elif higher_is_better:
-            verdict = f"missed: {limit / value:.2f}x short" if value > 0 else "missed"
+            verdict = f"missed: {value / limit * 100:.0f}% of the target"
         else:
             verdict = f"missed by {(value / limit - 1) * 100:.0f}%"
         self.targets.append((what, target, f"{value:.2f}{unit}", verdict))
@@ -239,6 +239,17 @@ def bench_build(corpus: Path, work: Path, s: Settings) -> dict[str, Any]:
         "db_bytes": result.stats.bytes, "build_s": build, "floor_s": floor, "stages": stages,
         "builds": builds, "floors": floors,
     }
+
+
+def space_by_table(db: Path) -> list[tuple[str, int]]:
+    """Bytes per table and index, largest first (SQLite's dbstat table; [] where it is not built in)."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return conn.execute("select name, sum(pgsize) from dbstat group by name order by 2 desc, 1").fetchall()
+    except sqlite3.OperationalError:
+        return []
+    finally:
+        conn.close()
 
 
 _RSS_CHILD = """
@@ -428,22 +439,24 @@ def query_path_imports(db: Path, q: str) -> tuple[list[tuple[str, int]], list[st
 # --- incremental -----------------------------------------------------------------------------------
 
 def previous_option() -> bool:
-    """True when `mdfts build` has --previous (incremental rebuilds, issue #8's work)."""
-    proc = subprocess.run([*_mdfts_exe(), "build", "--help"], capture_output=True, text=True)
-    return "--previous" in proc.stdout
+    """True when build_index takes `previous` (incremental rebuilds, `mdfts build --previous`)."""
+    import inspect
+
+    return "previous" in inspect.signature(build_index).parameters
 
 
 def bench_incremental(corpus: Path, work: Path, s: Settings) -> tuple[str, float | None]:
-    """A rebuild with 1% of the files changed, with --previous, against a full build: (table, speed-up)."""
+    """A rebuild with 1% of the files changed, reusing the old index, against a full build, both
+    in process: (table, speed-up)."""
     if not previous_option():
-        return ("Skipped: this `mdfts build` has no `--previous` option yet. Once incremental builds "
-                "are merged, this section times a rebuild with 1% of the files changed against a full one.", None)
+        return ("Skipped: this mdfts has no incremental build (`build_index(previous=...)`, "
+                "`mdfts build --previous`) yet; once it has, this section times a rebuild with 1% of "
+                "the files changed against a full one.", None)
     tree = work / "incremental"
     shutil.rmtree(tree, ignore_errors=True)
     shutil.copytree(corpus, tree)
     base, full, inc = work / "inc-base.db", work / "inc-full.db", work / "inc-new.db"
-    cli = _mdfts_exe()
-    subprocess.run([*cli, "build", str(tree), "-o", str(base), "-q"], check=True)
+    build_index([tree], base)
     files = corpus_files(tree)
     changed = random.Random(7).sample(files, max(1, len(files) // 100))
     for n, p in enumerate(changed):
@@ -451,16 +464,16 @@ def bench_incremental(corpus: Path, work: Path, s: Settings) -> tuple[str, float
             fh.write(f"\n\nChanged for the incremental benchmark ({n}).\n")
     fulls, incs = [], []
     for _ in range(s.runs):
-        fulls.append(_timed(lambda: subprocess.run([*cli, "build", str(tree), "-o", str(full), "-q"], check=True))[0])
-        shutil.copyfile(base, inc)
-        incs.append(_timed(lambda: subprocess.run(
-            [*cli, "build", str(tree), "-o", str(inc), "-q", "--previous", str(base)], check=True))[0])
+        fulls.append(_timed(lambda: build_index([tree], full))[0])
+        incs.append(_timed(lambda: build_index([tree], inc, previous=base))[0])
     same = _dump(full) == _dump(inc)
     f, i = statistics.median(fulls), statistics.median(incs)
+    shutil.rmtree(tree, ignore_errors=True)
     return md_table(
-        ["files", "changed", "full build s", "with --previous s", "speed-up", "same sections and tokens"],
+        ["files", "changed", "full build s", "reusing the old index s", "speed-up", "same sections and tokens"],
         [[len(files), len(changed), f, i, f"{f / i:.1f}x", "yes" if same else "NO"]],
-    ), f / i
+    ) + f"\n\nMedians of {s.runs} runs, in process (`build_index(..., previous=old.db)`, what " \
+        "`mdfts build --previous` runs).", f / i
 
 
 def _dump(db: Path) -> list[Any]:
@@ -473,6 +486,16 @@ def _dump(db: Path) -> list[Any]:
 
 
 # --- the run ---------------------------------------------------------------------------------------
+
+def _space_note(build: dict[str, Any]) -> str:
+    space = space_by_table(build["db"])
+    if not space:
+        return ""
+    shown = [(name, f"{size:,}", f"{size / build['db_bytes'] * 100:.0f}%", f"{size / build['bytes']:.2f}x")
+             for name, size in space[:8]]
+    return (f"\n\nWhere the bytes of the {build['name']} index go (dbstat):\n\n"
+            + md_table(["table or index", "bytes", "of the index", "of the corpus"], shown))
+
 
 def run(corpora: Sequence[Path], s: Settings, work: Path, command: str) -> Report:
     report = Report()
@@ -499,7 +522,7 @@ def run(corpora: Sequence[Path], s: Settings, work: Path, command: str) -> Repor
         ["corpus", "corpus bytes", "index bytes", "index / corpus", "exact tokens"],
         [[b["name"], f"{b['bytes']:,}", f"{b['db_bytes']:,}", f"{b['db_bytes'] / b['bytes']:.2f}x", f"{b['tokens']:,}"]
          for b in builds],
-    ))
+    ) + _space_note(builds[0]))
     for b in builds:
         ratio = b["build_s"] / b["floor_s"]
         report.target(f"build / commonmark parse ({b['name']})", "<= 1.5x (goal <= 1x)", ratio, TARGETS["build_ratio"], "x")
