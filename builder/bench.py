@@ -106,6 +106,14 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - started, result
 
 
+def _clocked(fn: Callable[[], Any]) -> tuple[float, float, Any]:
+    """(wall seconds, CPU seconds of this process, result). On a shared machine the CPU time
+    moves far less with the load than the wall time does."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = fn()
+    return time.perf_counter() - wall, time.process_time() - cpu, result
+
+
 def machine() -> list[tuple[str, str]]:
     """What the numbers were measured on."""
     cpu = platform.processor() or platform.machine()
@@ -178,11 +186,11 @@ def _probes(timings: dict[str, float]) -> Iterator[None]:
 
     def probe(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         def timed(*args: Any) -> Any:
-            started = time.perf_counter()
+            started = time.process_time()  # the clock of build_index(timings=...)
             try:
                 return fn(*args)
             finally:
-                timings[name] = timings.get(name, 0.0) + time.perf_counter() - started
+                timings[name] = timings.get(name, 0.0) + time.process_time() - started
         return timed
 
     saved = {name: getattr(sections, name) for name in ("parse_blocks", "extract_tokens")}
@@ -195,15 +203,18 @@ def _probes(timings: dict[str, float]) -> Iterator[None]:
             setattr(sections, name, fn)
 
 
-def commonmark_floor(texts: Sequence[str]) -> float:
-    """Seconds for one plain MarkdownIt("commonmark").parse() of every text: the floor to compare with."""
+def commonmark_floor(texts: Sequence[str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of one plain MarkdownIt("commonmark").parse() of every text: the floor."""
     from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark")
-    started = time.perf_counter()
-    for text in texts:
-        md.parse(text)
-    return time.perf_counter() - started
+
+    def parse_all() -> None:
+        for text in texts:
+            md.parse(text)
+
+    wall, cpu, _ = _clocked(parse_all)
+    return wall, cpu
 
 
 STAGES = (
@@ -219,25 +230,28 @@ def bench_build(corpus: Path, work: Path, s: Settings) -> dict[str, Any]:
     texts = [p.read_text(encoding="utf-8", errors="replace") for p in corpus_files(corpus)]
     size = corpus_bytes(corpus)
     out = work / f"{corpus.name}.db"
-    floors, builds, stage_runs = [], [], []
+    floors: list[tuple[float, float]] = []
+    builds: list[tuple[float, float]] = []
+    stage_runs = []
     result = None
     for run in range(s.runs):
         floors.append(commonmark_floor(texts))
         timings: dict[str, float] = {}
         with _probes(timings):
-            seconds, result = _timed(lambda: build_index([corpus], out, timings=timings))
+            wall, cpu, result = _clocked(lambda: build_index([corpus], out, timings=timings))
         timings["sections"] -= timings.get("parse", 0.0) + timings.get("tokens", 0.0)
-        builds.append(seconds)
+        builds.append((wall, cpu))
         stage_runs.append(timings)
-        _log(f"{corpus.name} run {run + 1}/{s.runs}: build {seconds:.2f}s, commonmark parse {floors[-1]:.2f}s")
+        _log(f"{corpus.name} run {run + 1}/{s.runs}: build {wall:.2f}s wall, {cpu:.2f}s CPU; "
+             f"commonmark parse {floors[-1][0]:.2f}s wall, {floors[-1][1]:.2f}s CPU")
     assert result is not None
     stages = {k: statistics.median(t.get(k, 0.0) for t in stage_runs) for k, _ in STAGES}
-    build, floor = statistics.median(builds), statistics.median(floors)
     return {
         "name": corpus.name, "path": str(corpus), "files": len(texts), "bytes": size,
         "sections": result.stats.sections, "tokens": result.stats.tokens, "db": out,
-        "db_bytes": result.stats.bytes, "build_s": build, "floor_s": floor, "stages": stages,
-        "builds": builds, "floors": floors,
+        "db_bytes": result.stats.bytes, "stages": stages,
+        "build_s": statistics.median(w for w, _ in builds), "build_cpu": statistics.median(c for _, c in builds),
+        "floor_s": statistics.median(w for w, _ in floors), "floor_cpu": statistics.median(c for _, c in floors),
     }
 
 
@@ -252,6 +266,8 @@ def space_by_table(db: Path) -> list[tuple[str, int]]:
         conn.close()
 
 
+# The child reads its peak from /proc (VmHWM): ru_maxrss carries over the parent's peak from
+# before exec on Linux, and this parent holds the whole corpus in memory.
 _RSS_CHILD = """
 import resource, sys
 from pathlib import Path
@@ -261,7 +277,11 @@ if sys.argv[1] != "-":
 else:
     import mdfts.build, mdfts.parse
     mdfts.parse.parse_blocks("# warm\\n")
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+try:
+    status = open("/proc/self/status").read()
+    print(status.split("VmHWM:")[1].split()[0])
+except (OSError, IndexError):
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
@@ -272,7 +292,7 @@ def peak_rss_mb(corpus: Path | None, out: Path) -> tuple[float, float]:
         [sys.executable, "-c", _RSS_CHILD, str(corpus) if corpus else "-", str(out)],
         check=True, capture_output=True, text=True,
     )
-    return int(proc.stdout.split()[-1]) / 1024, time.perf_counter() - started  # ru_maxrss is in KiB on Linux
+    return int(proc.stdout.split()[-1]) / 1024, time.perf_counter() - started  # KiB
 
 
 # --- queries ---------------------------------------------------------------------------------------
@@ -521,26 +541,30 @@ def run(corpora: Sequence[Path], s: Settings, work: Path, command: str) -> Repor
 
     builds = [bench_build(c, work, s) for c in corpora]
     report.add("Build", md_table(
-        ["corpus", "files", "MB", "sections", "build s", "MB/s", "commonmark parse s", "build / parse"],
-        [[b["name"], b["files"], b["bytes"] / 1e6, b["sections"], b["build_s"], b["bytes"] / 1e6 / b["build_s"],
-          b["floor_s"], f"{b['build_s'] / b['floor_s']:.2f}x"] for b in builds],
+        ["corpus", "files", "MB", "sections", "build s wall", "build s CPU", "MB/s (CPU)",
+         "commonmark parse s CPU", "build / parse (CPU)", "build / parse (wall)"],
+        [[b["name"], b["files"], b["bytes"] / 1e6, b["sections"], b["build_s"], b["build_cpu"],
+          b["bytes"] / 1e6 / b["build_cpu"], b["floor_cpu"], f"{b['build_cpu'] / b['floor_cpu']:.2f}x",
+          f"{b['build_s'] / b['floor_s']:.2f}x"] for b in builds],
     ) + f"\n\nMedians of {s.runs} runs, each a build next to a plain `MarkdownIt(\"commonmark\").parse()` of "
-        "the same files (already in memory) in the same process. One process, no workers: the build "
-        "does not use a second core.")
+        "the same files (already in memory) in the same process. The ratio that counts is the CPU one: "
+        "on this shared machine a run's wall time moves with the other jobs far more than its CPU "
+        "time does (a wall ratio can move by half between two runs of the same code). One process, "
+        "no workers: the build does not use a second core.")
     report.add("Build stages", md_table(
         ["stage", *[b["name"] for b in builds]],
-        [[label, *[f"{b['stages'][k]:.2f}s ({b['stages'][k] / b['build_s'] * 100:.0f}%)" for b in builds]]
+        [[label, *[f"{b['stages'][k]:.2f}s ({b['stages'][k] / b['build_cpu'] * 100:.0f}%)" for b in builds]]
          for k, label in STAGES],
-    ) + "\n\nMedian seconds per stage (share of the build). parse and exact tokens are timed inside "
-        "split_sections; sections is what is left of it.")
+    ) + "\n\nMedian CPU seconds per stage (share of the build's CPU time). parse and exact tokens are "
+        "timed inside split_sections; sections is what is left of it.")
     report.add("Size", md_table(
         ["corpus", "corpus bytes", "index bytes", "index / corpus", "exact tokens"],
         [[b["name"], f"{b['bytes']:,}", f"{b['db_bytes']:,}", f"{b['db_bytes'] / b['bytes']:.2f}x", f"{b['tokens']:,}"]
          for b in builds],
     ) + _space_note(builds[0]))
     for b in builds:
-        ratio = b["build_s"] / b["floor_s"]
-        report.target(f"build / commonmark parse ({b['name']})", "<= 1.5x (goal <= 1x)", ratio, TARGETS["build_ratio"], "x")
+        ratio = b["build_cpu"] / b["floor_cpu"]
+        report.target(f"build / commonmark parse, CPU ({b['name']})", "<= 1.5x (goal <= 1x)", ratio, TARGETS["build_ratio"], "x")
         report.target(f"index / corpus bytes ({b['name']})", "<= 2.5x", b["db_bytes"] / b["bytes"], TARGETS["size_ratio"], "x")
 
     rss_rows = []

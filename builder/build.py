@@ -55,7 +55,7 @@ def build_index(
     :param previous: an older index (may be `out` itself) whose unchanged documents are copied
         instead of parsed; the result is byte-identical to a full build. One this mdfts cannot
         reuse (another schema or mdfts version, not an index) is ignored with a warning.
-    :param timings: when given, seconds per stage are added to it (discover, read, sections, write,
+    :param timings: when given, CPU seconds per stage are added to it (discover, read, sections, write,
         then IndexWriter.finish's steps); `make bench` reads them. Off, it costs nothing.
     """
     if on_error not in ON_ERROR:

@@ -93,11 +93,12 @@ def remove_stale_temps(out: Path) -> None:
 
 
 def add_time(timings: dict[str, float] | None, stage: str, started: float) -> float:
-    """Add the seconds since `started` to `timings[stage]`; returns now, the next stage's start.
-    With `timings` None (every build but `make bench`'s) it does nothing and returns 0."""
+    """Add the CPU seconds since `started` to `timings[stage]`; returns now, the next stage's start.
+    With `timings` None (every build but `make bench`'s) it does nothing and returns 0. CPU time,
+    not wall time: on a shared machine it says where the work goes, not who else was running."""
     if timings is None:
         return 0.0
-    now = time.perf_counter()
+    now = time.process_time()
     if stage:
         timings[stage] = timings.get(stage, 0.0) + now - started
     return now
