@@ -153,13 +153,13 @@ class IndexWriter:
             raise MdftsError(f"{self.out}: cannot create the index: {err}") from None
         db = self.db
         db.create_function("mdfts_ln", 1, _ln, deterministic=True)
-        # A small page cache and on-disk temp files keep build memory O(largest file), not O(corpus):
-        # a 128 MiB cache made peak RSS grow with the corpus (44 -> 149 MB from 1x to 8x of 1.9 MB,
-        # docs/bad-input.md; 214 MB for 20 MB of markdown with in-memory temp files) at no gain in
-        # speed: the OS page cache serves the extra reads.
+        # A 4 MiB page cache and on-disk temp files keep build memory O(largest file), not
+        # O(corpus): a 128 MiB cache made peak RSS grow with the corpus (44 -> 149 MB from 1x to 8x
+        # of 1.9 MB, docs/bad-input.md; 198 MB for 20 MB of markdown with in-memory temp files).
+        # The CPU time is within a few percent: the OS page cache serves the extra reads.
         for pragma in (
             "page_size = 4096", "auto_vacuum = NONE", "encoding = 'UTF-8'",
-            "journal_mode = OFF", "synchronous = OFF", "cache_size = -8192", "temp_store = DEFAULT",
+            "journal_mode = OFF", "synchronous = OFF", "cache_size = -4096", "temp_store = DEFAULT",
             f"application_id = {APPLICATION_ID}", f"user_version = {SCHEMA_VERSION}",
         ):
             db.execute(f"pragma {pragma}")
