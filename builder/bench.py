@@ -450,7 +450,8 @@ def oneshot_ms(db: Path, queries: Sequence[str], runs: int) -> tuple[float, floa
         subprocess.run(cmd, check=True, capture_output=True)
         return (time.perf_counter() - started) * 1000
 
-    search = [wall([*_mdfts_exe(), "search", str(db), queries[i % len(queries)]]) for i in range(runs)]
+    # "--" first: a query can be a CLI flag that the docs mention (`--force-with-lease`).
+    search = [wall([*_mdfts_exe(), "search", str(db), "--", queries[i % len(queries)]]) for i in range(runs)]
     bare = [wall([sys.executable, "-c", "pass"]) for _ in range(runs)]
     return statistics.median(search), statistics.median(bare)
 
@@ -458,7 +459,7 @@ def oneshot_ms(db: Path, queries: Sequence[str], runs: int) -> tuple[float, floa
 def query_path_imports(db: Path, q: str) -> tuple[list[tuple[str, int]], list[str]]:
     """The slowest imports of `python -X importtime -m mdfts search` (µs, cumulative), and which
     heavy build-only modules (markdown_it, sqlite_utils, yaml) were imported at all."""
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "mdfts", "search", str(db), q],
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "mdfts", "search", str(db), "--", q],
                           capture_output=True, text=True, check=True)
     rows = []
     for line in proc.stderr.splitlines():
