@@ -17,6 +17,9 @@ _LAZY = {
 }
 
 
+__version__: str  # set on first access, by __getattr__ below
+
+
 def _version() -> str:
     # importlib.metadata costs ~20-60 ms to import: a one-shot `mdfts search` must not pay for it.
     from importlib.metadata import PackageNotFoundError, version
