@@ -22,8 +22,10 @@ sample: setup  ## build the bundled sample docs, show the index, run one search
 test: setup  ## the whole test suite
 	$(BIN)/python -m pytest -q
 
-lint: setup
+lint: setup  ## workflows and action.yml (offline linters), and mypy --strict on the package
 	$(BIN)/python -m pytest -q tests/test_workflows.py
+	rm -rf build/mypy && mkdir -p build/mypy && ln -s ../../builder build/mypy/mdfts
+	MYPYPATH=build/mypy $(BIN)/python -m mypy -p mdfts
 
 eval: setup  ## retrieval quality on the bundled sample, and on ../shared/devset when present
 	$(BIN)/mdfts build sample/docs -o dist/sample-docs.db -q

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mdfts.browse import check_source_url
-from mdfts.discover import DEFAULT_INCLUDE, discover, read_source
+from mdfts.discover import DEFAULT_INCLUDE, SourceFile, discover, read_source
 from mdfts.errors import MdftsError, SourceError
 from mdfts.provenance import artifact_version as _artifact_version, read_provenance
 from mdfts.index import open_index
@@ -117,7 +117,18 @@ def _reusable(previous: Path, version: str, warn: Callable[[str], None] | None) 
     return None
 
 
-def _write(files, out, meta, last_commits, on_error, skipped, warn, progress, previous, timings):  # type: ignore[no-untyped-def]
+def _write(
+    files: Sequence[SourceFile],
+    out: Path,
+    meta: dict[str, str],
+    last_commits: dict[str, str],
+    on_error: str,
+    skipped: list[str],
+    warn: Callable[[str], None] | None,
+    progress: Callable[[int, int, str], None] | None,
+    previous: Path | None,
+    timings: dict[str, float] | None,
+) -> BuildResult:
     with IndexWriter(out, timings=timings) as writer:
         if previous is not None:
             writer.attach_previous(previous)

@@ -6,6 +6,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -224,7 +225,7 @@ def info(db: Path, as_json: bool) -> None:
     click.echo(output.key_values(rows))
 
 
-def _hits_text(hits: list[dict[str, Any]]) -> str:
+def _hits_text(hits: Sequence[Mapping[str, Any]]) -> str:
     lines = []
     for h in hits:
         trail = " > ".join(h["trail"]) or "(lead text)"
