@@ -9,7 +9,7 @@ SHARED ?= ../shared
 $(BIN)/mdfts: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,datasette]'
+	$(BIN)/python -m pip install --quiet -e '.[test,datasette,bench]'
 	@touch $@
 
 setup: $(BIN)/mdfts
