@@ -5,9 +5,9 @@
 --          score (higher is better), snippet, body; best first, ties by id. No rows when the
 --          text has no usable term.
 -- How: the text is split on spaces (json_each); each term becomes a quoted FTS5 phrase, so no
--- input can raise. Stop words are dropped. Candidates are the bm25 top 100 over the cheapest
+-- input can raise. Stop words are dropped. Candidates are the bm25 top 30 over the cheapest
 -- phrases (by rows they can match, within a budget, so common words cost little on a large
--- index) plus the sections holding a query term as an exact token. Each candidate is scored
+-- index) plus the 30 strongest exact-token sections. Each candidate is scored
 -- on: bm25 (normalised to the best); exact tokens (case-exact, rare and defining ones count
 -- more; one that only names the document counts not); the share of the query its document
 -- (path, title) and trail explain; the share its heading explains beyond the document; and
@@ -109,7 +109,7 @@ fts(id, bm) as materialized (
   from sections_fts
   where sections_fts match (select expr from m)
   order by 2
-  limit 50
+  limit 30
 ),
 -- Sections that hold a query term as an exact token, per term; a case-exact match counts
 -- double, a rare token more than a common one, and a section that defines the token (in a
@@ -124,14 +124,14 @@ exact_t(id, pos, ev) as materialized (
   where term.n not in (select word from mdfts_stopwords)
   group by tk.section_id, term.pos
 ),
--- Candidates: the bm25 top 50 and the 50 strongest exact-token sections, with bm25
+-- Candidates: the bm25 top 30 and the 30 strongest exact-token sections, with bm25
 -- normalised to the best (1.0).
 cand(id, bm_n) as materialized (
   select id, coalesce(min(bm) / nullif(min(min(bm)) over (), 0), 0)
   from (
     select id, bm from fts
     union all
-    select id, null from (select id from exact_t group by id order by sum(ev) desc, id limit 50))
+    select id, null from (select id from exact_t group by id order by sum(ev) desc, id limit 30))
   group by id
 ),
 -- Each candidate's words, lower-case and space padded, punctuation as spaces: its heading,
