@@ -104,36 +104,36 @@ def context(db: Path | sqlite3.Connection, question: str, budget: int = 2000, k:
     if not hits:
         return f"<!-- mdfts: no section matches {question!r} -->\n"
     neighbors_q = get_query(conn, "neighbors")
-    used, seen, blocks, left_out = 0, set(), [], []
+    used = 0
+    seen: set[int] = set()
+    blocks: list[str] = []
+    left_out: list[str] = []
 
     def block(row: dict[str, Any], trail: Sequence[str], why: str) -> str:
         src = f"{row['path']}:{row['start_line']}-{row['end_line']}"
         head = " > ".join(trail) if trail else row["path"]
         return f"<!-- source: {src} | {head} | {why} -->\n{row['body'].rstrip()}\n"
 
-    for h in hits:
-        text = block({**h, "body": h["content"]}, h["trail"], f"match #{h['rank']}")
+    def offer(row: dict[str, Any], trail: Sequence[str], why: str) -> None:
+        """Add a section if it fits the budget, else note it as left out."""
+        nonlocal used
+        text = block(row, trail, why)
         cost = _estimate_tokens(text)
         if used + cost > budget:
-            left_out.append(f"{h['path']}:{h['start_line']}-{h['end_line']} (match #{h['rank']}, ~{cost} tokens)")
-            continue
+            left_out.append(f"{row['path']}:{row['start_line']}-{row['end_line']} ({why}, ~{cost} tokens)")
+            return
         blocks.append(text)
-        seen.add(h["id"])
+        seen.add(row["id"])
         used += cost
+
+    for h in hits:
+        offer({**h, "body": h["content"]}, h["trail"], f"match #{h['rank']}")
     for h in hits:
         if h["id"] not in seen:
             continue
         for n in run_query(conn, neighbors_q, {"id": h["id"]}):
-            if n["relation"] not in ("parent", "previous", "next") or n["id"] in seen:
-                continue
-            text = block(n, [], f"{n['relation']} of match #{h['rank']}")
-            cost = _estimate_tokens(text)
-            if used + cost > budget:
-                left_out.append(f"{n['path']}:{n['start_line']}-{n['end_line']} ({n['relation']} of match #{h['rank']}, ~{cost} tokens)")
-                continue
-            blocks.append(text)
-            seen.add(n["id"])
-            used += cost
+            if n["relation"] in ("parent", "previous", "next") and n["id"] not in seen:
+                offer(n, [], f"{n['relation']} of match #{h['rank']}")
     if not blocks:
         # Not even the best match fits: give its start rather than nothing, and say so.
         h = hits[0]
