@@ -168,7 +168,7 @@ match(id, w, plain, docw, idf, total, bm_n, nfile, in_doc, in_head, in_trail, in
 -- Evidence, as shares of the query's idf: explained by the document or the trail at all
 -- (cover); by the heading beyond what the document explains (head); and the share of the file
 -- name's words that the query names (file: payments.md is all of "payments",
--- payments-worker.md half of it).
+-- payments-worker.md half of it; the score squares it, so a half match is weak evidence).
 evidence(id, bm_n, cover, head, file) as materialized (
   select id, max(bm_n),
     coalesce(sum(case when (docw and in_doc) or (plain and in_trail) then idf end), 0) / nullif(max(total), 0),
@@ -200,7 +200,7 @@ hprec(id, prec) as materialized (
 ranked(id, score) as (
   select v.id,
     round(1.5 * v.bm_n + 1.0 * coalesce(e.ev / nullif(max(e.ev) over (), 0), 0)
-          + 0.5 * v.cover + 0.5 * v.head + 0.5 * coalesce(h.prec, 0) + 1.5 * min(v.file, 1.0), 6)
+          + 0.5 * v.cover + 0.5 * v.head + 0.5 * coalesce(h.prec, 0) + 1.5 * min(v.file, 1.0) * min(v.file, 1.0), 6)
   from evidence as v
   left join ex as e on e.id = v.id
   left join hprec as h on h.id = v.id
