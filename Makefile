@@ -22,10 +22,10 @@ sample: setup  ## build the bundled sample docs, show the index, run one search
 test: setup  ## the whole test suite
 	$(BIN)/python -m pytest -q
 
-lint: setup  ## workflows and action.yml (offline linters), and mypy --strict on the package
+lint: setup  ## workflows and action.yml (offline linters), and mypy --strict on the package and bench/
 	$(BIN)/python -m pytest -q tests/test_workflows.py
 	rm -rf build/mypy && mkdir -p build/mypy && ln -s ../../builder build/mypy/mdfts
-	MYPYPATH=build/mypy $(BIN)/python -m mypy -p mdfts
+	MYPYPATH=build/mypy $(BIN)/python -m mypy -p mdfts -p bench
 
 eval: setup  ## retrieval quality on the bundled sample, and on ../shared/devset when present
 	$(BIN)/mdfts build sample/docs -o dist/sample-docs.db -q
@@ -37,22 +37,22 @@ eval: setup  ## retrieval quality on the bundled sample, and on ../shared/devset
 	@for c in $(SHARED)/devset/opsdocs $(SHARED)/corpora/*/; do \
 	  if [ -d $$c ]; then \
 	    $(BIN)/mdfts build $$c -o dist/corpus-check.db -q && \
-	    $(BIN)/python tests/check_corpus.py $$c dist/corpus-check.db | tail -1 || exit 1; \
+	    $(BIN)/python -m bench check-corpus $$c dist/corpus-check.db | tail -1 || exit 1; \
 	  fi; done
 	@for c in openshift-runbooks prometheus-operator-runbooks; do \
 	  if [ -d $(SHARED)/corpora/$$c ]; then \
 	    echo "== $$c: <AlertName> <heading> spot checks" && \
 	    $(BIN)/mdfts build $(SHARED)/corpora/$$c -o dist/$$c.db -q && \
-	    $(BIN)/python tests/alert_queries.py dist/$$c.db > dist/$$c.queries.jsonl && \
+	    $(BIN)/python -m bench alert-queries dist/$$c.db > dist/$$c.queries.jsonl && \
 	    $(BIN)/mdfts eval dist/$$c.db dist/$$c.queries.jsonl; \
 	  fi; done
 
 bench: setup  ## speed, size and memory, side by side (writes docs/benchmarks.md); BENCH_ARGS="--quick" for a smoke test
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
-	$(BIN)/python -m mdfts.bench $(BENCH_ARGS)
+	$(BIN)/python -m bench speed $(BENCH_ARGS)
 
 stress: setup  ## build memory at 1x/8x, pathological markdown and huge queries (docs/bad-input.md)
-	$(BIN)/python -m mdfts.stress $(or $(STRESS_ARGS),sample/docs)
+	$(BIN)/python -m bench stress $(or $(STRESS_ARGS),sample/docs)
 
 clean:
 	rm -rf dist build *.egg-info .pytest_cache .hypothesis

@@ -1,14 +1,17 @@
-"""`make bench` keeps working: a --quick run on a tiny corpus, and the helpers it rests on."""
+"""The bench/ scripts keep working: a --quick `make bench` run on a tiny corpus, the other
+commands on the fixtures, and the helpers they share."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from mdfts.bench import md_table, percentile, replicate
+from bench.common import REPO, build_peak, md_table, percentile, portable_command, replicate
+from conftest import FIXTURE_DOCS, run_cli
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bench"
 
@@ -16,9 +19,9 @@ FIXTURES = Path(__file__).parent / "fixtures" / "bench"
 def test_quick_run_writes_every_section(tmp_path: Path) -> None:
     out = tmp_path / "benchmarks.md"
     proc = subprocess.run(
-        [sys.executable, "-m", "mdfts.bench", "--quick", str(FIXTURES), "--out", str(out),
+        [sys.executable, "-m", "bench", "speed", "--quick", str(FIXTURES), "--out", str(out),
          "--sizes", "60", "--queries", "10", "--keep", str(tmp_path / "work")],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=120, cwd=REPO,
     )
     assert proc.returncode == 0, proc.stderr
     report = out.read_text(encoding="utf-8")
@@ -30,6 +33,8 @@ def test_quick_run_writes_every_section(tmp_path: Path) -> None:
     build_row = next(line for line in report.splitlines() if line.startswith("| bench |"))
     assert build_row.split("|")[2].strip() == "3"  # files
     assert "## Targets (issue #7)" in proc.stdout  # the report is printed too
+    assert "Command: `python -m bench speed --quick tests/fixtures/bench --out .../benchmarks.md " in report
+    assert str(tmp_path) not in report and str(REPO) not in report
 
 
 def test_replicate_prefixes_copies_and_stops_at_sections(tmp_path: Path) -> None:
@@ -54,3 +59,59 @@ def test_md_table_aligns_numbers_right() -> None:
     assert md_table(["name", "ms"], [["a", 1.5], ["b", 12.25]]) == (
         "| name | ms |\n| --- | ---: |\n| a | 1.50 |\n| b | 12.25 |"
     )
+
+
+def test_replicate_keeps_each_roots_name_when_given_several(tmp_path: Path) -> None:
+    both = replicate([FIXTURES, FIXTURE_DOCS / "services"], tmp_path / "c", copies=1)
+    names = sorted(p.relative_to(both).as_posix() for p in both.rglob("*.md"))
+    assert "r0000/bench/ledger.md" in names
+    assert "r0000/services/payments.md" in names
+    assert not any(n.startswith("r0001/") for n in names)
+
+
+def test_build_peak_reads_vmhwm_of_a_fresh_process(tmp_path: Path) -> None:
+    imports = build_peak([], tmp_path / "unused.db")
+    built = build_peak([FIXTURES], tmp_path / "x.db")
+    assert (imports.sections, built.sections > 0, (tmp_path / "x.db").is_file()) == (0, True, True)
+    assert 5 < imports.rss_mb <= built.rss_mb < 500
+
+
+def test_portable_command_drops_this_machines_paths() -> None:
+    assert portable_command("python -m bench speed", [
+        str(REPO / "sample" / "docs"), str(REPO.parent / "shared" / "corpora" / "x"), "/elsewhere/work", "--runs", "1",
+    ]) == "python -m bench speed sample/docs ../shared/corpora/x .../work --runs 1"
+
+
+def _bench(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True, text=True, timeout=120, cwd=REPO)
+
+
+def test_incremental_command_reports_identical_bytes(tmp_path: Path) -> None:
+    proc = _bench("incremental", str(FIXTURES), "--runs", "1", "--changed", "0.5")
+    assert proc.returncode == 0, proc.stderr
+    header, _, row = proc.stdout.splitlines()[:3]
+    assert header.startswith("| files | changed | reused |")
+    assert [c.strip() for c in row.split("|")[1:4]] == ["3", "2", "1"]
+    assert row.rstrip().endswith("| yes |")
+
+
+def test_check_corpus_passes_on_a_fresh_index_and_fails_on_a_stale_one(fixture_db: Path, tmp_path: Path) -> None:
+    ok = _bench("check-corpus", str(FIXTURE_DOCS), str(fixture_db))
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert ok.stdout.splitlines()[-1].endswith(" files differ") and " 0 files differ" in ok.stdout
+    stale = _bench("check-corpus", str(FIXTURES), str(fixture_db))
+    assert stale.returncode == 1
+    assert "ledger.md: index [] != markdown-it [" in stale.stdout
+
+
+def test_alert_queries_name_the_file_and_the_heading(tmp_path: Path) -> None:
+    docs = tmp_path / "runbooks"
+    docs.mkdir()
+    (docs / "KubeNodeDown.md").write_text("# KubeNodeDown\n\n## Meaning\n\nA node is down.\n\n## Mitigation\n\nFix it.\n")
+    assert run_cli(["build", docs, "-o", tmp_path / "r.db", "-q"]).exit_code == 0
+    proc = _bench("alert-queries", str(tmp_path / "r.db"))
+    assert proc.returncode == 0, proc.stderr
+    assert [json.loads(line) for line in proc.stdout.splitlines()] == [
+        {"id": "alert-0", "q": "KubeNodeDown meaning", "gold": [{"path": "KubeNodeDown.md", "line": 3}], "kind": "alert"},
+        {"id": "alert-1", "q": "KubeNodeDown mitigation", "gold": [{"path": "KubeNodeDown.md", "line": 7}], "kind": "alert"},
+    ]

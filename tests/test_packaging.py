@@ -40,11 +40,12 @@ def test_editable_install_finds_the_queries(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A wheel built from a copy of the source, so the checkout gets no build/ or egg-info."""
+    """A wheel built from a copy of the source, so the checkout gets no build/ or egg-info.
+    bench/ is copied too: the wheel must leave it out by configuration, not by absence."""
     src = tmp_path_factory.mktemp("src")
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(REPO / name, src / name)
-    for folder in ("builder", "queries"):
+    for folder in ("builder", "queries", "bench"):
         shutil.copytree(REPO / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path_factory.mktemp("wheel")
     _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(src), cwd=src)
@@ -74,3 +75,8 @@ def test_wheel_install_finds_the_queries(wheel: Path, tmp_path: Path) -> None:
     _build_and_query(python, tmp_path)
     # The console script works too.
     assert _run(env_dir / "bin" / "mdfts", "query", "x.db", "--sql", "search", cwd=tmp_path) == SEARCH_SQL
+    # What plain tools show: the installed files hold the package and no bench or stress script.
+    shown = _run(sys.executable, "-m", "pip", "--python", str(python), "show", "-f", "mdfts", cwd=tmp_path)
+    files = shown.split("\nFiles:\n", 1)[1].split()
+    assert "mdfts/__init__.py" in files and "mdfts/sql/search.sql" in files
+    assert [f for f in files if "bench" in f or "stress" in f] == []

@@ -1,7 +1,7 @@
 """`make bench`: build and query speed, size and memory, side by side with the floor and the alternatives.
 
 Every figure is a median of runs made in the same process on the same machine, next to the figure it
-is compared with, so a busy machine moves both. Run `python -m mdfts.bench --help`.
+is compared with, so a busy machine moves both. Run `python -m bench speed --help`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import os
 import platform
 import random
 import re
-import resource
 import shutil
 import sqlite3
 import statistics
@@ -29,12 +28,15 @@ from typing import Any
 
 import click
 
+from bench import incremental
+from bench.common import (
+    SAMPLE, build_peak, corpus_bytes, corpus_files, default_corpus, log, md_table, percentile,
+    portable_command, replicate,
+)
 from mdfts.build import build_index
-from mdfts.discover import discover
 from mdfts.index import open_index
 from mdfts.queries import get_query, run_query
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample"
 TARGETS = {  # issue #7
     "build_ratio": 1.5, "build_ratio_goal": 1.0, "size_ratio": 2.5, "rss_8x_mb": 64.0,
     "search_p50_ms": 5.0, "search_p95_ms": 20.0, "oneshot_ms": 100.0, "incremental_speedup": 5.0,
@@ -78,28 +80,6 @@ class Report:
 
 # --- small helpers ---------------------------------------------------------------------------------
 
-def _log(message: str) -> None:
-    click.echo(f"bench: {message}", err=True)
-
-
-def md_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A GitHub markdown table; numbers right-aligned."""
-    def cell(v: Any) -> str:
-        return f"{v:,.2f}" if isinstance(v, float) else str(v)
-
-    cells = [[cell(v) for v in row] for row in rows]
-    align = ["---:" if rows and isinstance(rows[0][i], (int, float)) else "---" for i in range(len(headers))]
-    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(align) + " |"]
-    lines += ["| " + " | ".join(row) + " |" for row in cells]
-    return "\n".join(lines)
-
-
-def percentile(values: Sequence[float], p: float) -> float:
-    """Nearest-rank percentile (p in 0-100) of a non-empty sequence."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered), max(1, math.ceil(p / 100 * len(ordered)))) - 1]
-
-
 def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     started = time.perf_counter()
     result = fn()
@@ -139,43 +119,6 @@ def machine() -> list[tuple[str, str]]:
 
 
 # --- corpora ---------------------------------------------------------------------------------------
-
-def corpus_files(root: Path) -> list[Path]:
-    return [f.abspath for f in discover([root])]
-
-
-def corpus_bytes(root: Path) -> int:
-    return sum(p.stat().st_size for p in corpus_files(root))
-
-
-def replicate(root: Path, dest: Path, copies: int = 0, until_sections: int = 0,
-              sections_of: dict[str, int] | None = None) -> Path:
-    """Copy the markdown under `root` into `dest`, file after file, each copy under its own prefix
-    (r0000/, r0001/, ...): `copies` whole copies, or until `until_sections` sections (counted with
-    `sections_of`, path → sections, from a build of `root`)."""
-    shutil.rmtree(dest, ignore_errors=True)
-    files = [(p, p.relative_to(root).as_posix()) for p in corpus_files(root)]
-    if not files:
-        raise click.UsageError(f"{root}: no markdown files")
-    total, n = 0, 0
-    while (copies and n < copies * len(files)) or (until_sections and total < until_sections):
-        src, rel = files[n % len(files)]
-        target = dest / f"r{n // len(files):04d}" / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, target)
-        total += (sections_of or {}).get(rel, 1)
-        n += 1
-    return dest
-
-
-def default_corpus(work: Path, min_bytes: int) -> Path:
-    """The bundled sample/docs, replicated to at least `min_bytes`."""
-    docs = SAMPLE / "docs"
-    if not docs.is_dir():
-        raise click.UsageError("no bundled sample/docs next to this mdfts; give a CORPUS folder")
-    size = corpus_bytes(docs)
-    return replicate(docs, work / "corpus-sample", copies=-(-min_bytes // size))
-
 
 # --- build -----------------------------------------------------------------------------------------
 
@@ -242,7 +185,7 @@ def bench_build(corpus: Path, work: Path, s: Settings) -> dict[str, Any]:
         timings["sections"] -= timings.get("parse", 0.0) + timings.get("tokens", 0.0)
         builds.append((wall, cpu))
         stage_runs.append(timings)
-        _log(f"{corpus.name} run {run + 1}/{s.runs}: build {wall:.2f}s wall, {cpu:.2f}s CPU; "
+        log(f"{corpus.name} run {run + 1}/{s.runs}: build {wall:.2f}s wall, {cpu:.2f}s CPU; "
              f"commonmark parse {floors[-1][0]:.2f}s wall, {floors[-1][1]:.2f}s CPU")
     assert result is not None
     stages = {k: statistics.median(t.get(k, 0.0) for t in stage_runs) for k, _ in STAGES}
@@ -264,35 +207,6 @@ def space_by_table(db: Path) -> list[tuple[str, int]]:
         return []
     finally:
         conn.close()
-
-
-# The child reads its peak from /proc (VmHWM): ru_maxrss carries over the parent's peak from
-# before exec on Linux, and this parent holds the whole corpus in memory.
-_RSS_CHILD = """
-import resource, sys
-from pathlib import Path
-if sys.argv[1] != "-":
-    from mdfts.build import build_index
-    build_index([Path(sys.argv[1])], Path(sys.argv[2]))
-else:
-    import mdfts.build, mdfts.parse
-    mdfts.parse.parse_blocks("# warm\\n")
-try:
-    status = open("/proc/self/status").read()
-    print(status.split("VmHWM:")[1].split()[0])
-except (OSError, IndexError):
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
-"""
-
-
-def peak_rss_mb(corpus: Path | None, out: Path) -> tuple[float, float]:
-    """(peak RSS in MB, wall seconds) of a build of `corpus` in a fresh process; None: imports only."""
-    started = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-c", _RSS_CHILD, str(corpus) if corpus else "-", str(out)],
-        check=True, capture_output=True, text=True,
-    )
-    return int(proc.stdout.split()[-1]) / 1024, time.perf_counter() - started  # KiB
 
 
 # --- queries ---------------------------------------------------------------------------------------
@@ -380,7 +294,7 @@ def query_methods(db: Path) -> tuple[dict[str, Callable[[str], Any]], dict[str, 
         import numpy as np
         from rank_bm25 import BM25Okapi  # type: ignore[import-untyped]
     except ImportError:
-        _log("rank-bm25 is not installed (pip install 'mdfts[bench]'): its row is left out")
+        log("rank-bm25 is not installed (pip install 'mdfts[bench]'): its row is left out")
     else:
         started = time.perf_counter()
         pages = [_WORD.findall(t.lower()) for (t,) in conn.execute(
@@ -411,7 +325,7 @@ def bench_queries(db: Path, sections: int, s: Settings) -> tuple[list[list[Any]]
             p["search_p50"], p["search_p95"] = p50, p95
         rows.append([f"{sections:,}", name, len(queries), p50, p95, max(times),
                      f"{setup[name]:.2f}s" if name in setup else "-"])
-        _log(f"{sections} sections, {name}: p50 {p50:.2f} ms, p95 {p95:.2f} ms")
+        log(f"{sections} sections, {name}: p50 {p50:.2f} ms, p95 {p95:.2f} ms")
     return rows, p
 
 
@@ -474,53 +388,6 @@ def query_path_imports(db: Path, q: str) -> tuple[list[tuple[str, int]], list[st
 
 # --- incremental -----------------------------------------------------------------------------------
 
-def previous_option() -> bool:
-    """True when build_index takes `previous` (incremental rebuilds, `mdfts build --previous`)."""
-    import inspect
-
-    return "previous" in inspect.signature(build_index).parameters
-
-
-def bench_incremental(corpus: Path, work: Path, s: Settings) -> tuple[str, float | None]:
-    """A rebuild with 1% of the files changed, reusing the old index, against a full build, both
-    in process: (table, speed-up)."""
-    if not previous_option():
-        return ("Skipped: this mdfts has no incremental build (`build_index(previous=...)`, "
-                "`mdfts build --previous`) yet; once it has, this section times a rebuild with 1% of "
-                "the files changed against a full one.", None)
-    tree = work / "incremental"
-    shutil.rmtree(tree, ignore_errors=True)
-    shutil.copytree(corpus, tree)
-    base, full, inc = work / "inc-base.db", work / "inc-full.db", work / "inc-new.db"
-    build_index([tree], base)
-    files = corpus_files(tree)
-    changed = random.Random(7).sample(files, max(1, len(files) // 100))
-    for n, p in enumerate(changed):
-        with p.open("a", encoding="utf-8") as fh:
-            fh.write(f"\n\nChanged for the incremental benchmark ({n}).\n")
-    fulls, incs = [], []
-    for _ in range(s.runs):
-        fulls.append(_timed(lambda: build_index([tree], full))[0])
-        incs.append(_timed(lambda: build_index([tree], inc, previous=base))[0])
-    same = _dump(full) == _dump(inc)
-    f, i = statistics.median(fulls), statistics.median(incs)
-    shutil.rmtree(tree, ignore_errors=True)
-    return md_table(
-        ["files", "changed", "full build s", "reusing the old index s", "speed-up", "same sections and tokens"],
-        [[len(files), len(changed), f, i, f"{f / i:.1f}x", "yes" if same else "NO"]],
-    ) + f"\n\nMedians of {s.runs} runs, in process (`build_index(..., previous=old.db)`, what " \
-        "`mdfts build --previous` runs).", f / i
-
-
-def _dump(db: Path) -> list[Any]:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        return (conn.execute("select * from sections order by id").fetchall()
-                + conn.execute("select * from tokens order by 1, 2, 3, 4").fetchall())
-    finally:
-        conn.close()
-
-
 # --- the run ---------------------------------------------------------------------------------------
 
 def _space_note(build: dict[str, Any]) -> str:
@@ -538,7 +405,7 @@ def run(corpora: Sequence[Path], s: Settings, work: Path, command: str) -> Repor
     report.add("Machine", md_table(["", ""], machine()) + f"\n\nCommand: `{command}`")
     if not corpora:
         corpora = [default_corpus(work, s.min_bytes)]
-        _log(f"default corpus: sample/docs replicated to {corpus_bytes(corpora[0]):,} bytes")
+        log(f"default corpus: sample/docs replicated to {corpus_bytes(corpora[0]):,} bytes")
 
     builds = [bench_build(c, work, s) for c in corpora]
     report.add("Build", md_table(
@@ -569,14 +436,15 @@ def run(corpora: Sequence[Path], s: Settings, work: Path, command: str) -> Repor
         report.target(f"index / corpus bytes ({b['name']})", "<= 2.5x", b["db_bytes"] / b["bytes"], TARGETS["size_ratio"], "x")
 
     rss_rows = []
-    base_rss, _ = peak_rss_mb(None, work / "unused.db")
+    base_rss = build_peak([], work / "unused.db").rss_mb
     for b in builds:
         for m in s.multiples:
             src = Path(b["path"]) if m == 1 else replicate(Path(b["path"]), work / f"x{m}-{b['name']}", copies=m)
             mb = corpus_bytes(src)
-            rss, wall = peak_rss_mb(src, work / f"x{m}.db")
+            peak = build_peak([src], work / f"x{m}.db")
+            rss, wall = peak.rss_mb, peak.seconds
             rss_rows.append([b["name"], f"{m}x", mb / 1e6, rss, wall])
-            _log(f"{b['name']} {m}x: peak RSS {rss:.1f} MB")
+            log(f"{b['name']} {m}x: peak RSS {rss:.1f} MB")
             if m == max(s.multiples):
                 report.target(f"peak RSS at {m}x ({b['name']})", "<= 64 MB at 8x", rss, TARGETS["rss_8x_mb"], " MB")
             if m != 1:
@@ -594,7 +462,7 @@ def run(corpora: Sequence[Path], s: Settings, work: Path, command: str) -> Repor
         db = work / f"q{n}.db"
         seconds, res = _timed(lambda: build_index([tree], db))
         shutil.rmtree(tree, ignore_errors=True)
-        _log(f"query index: {res.stats.sections:,} sections, built in {seconds:.1f}s")
+        log(f"query index: {res.stats.sections:,} sections, built in {seconds:.1f}s")
         rows, p = bench_queries(db, res.stats.sections, s)
         qrows += rows
         qs = realistic_queries(db, 9, seed=11)
@@ -621,15 +489,15 @@ def run(corpora: Sequence[Path], s: Settings, work: Path, command: str) -> Repor
                  "setup: time to load what the in-process methods need before the first query.\n\n"
                  + "\n".join(extra))
 
-    text, speedup = bench_incremental(Path(first["path"]), work, s)
-    report.add("Incremental", text)
-    if speedup is not None:
-        report.target("incremental rebuild (1% changed) vs full", ">= 5x faster", speedup, TARGETS["incremental_speedup"], "x", higher_is_better=True)
+    inc = incremental.measure(Path(first["path"]), work, runs=s.runs)
+    report.add("Incremental", incremental.table(inc))
+    report.target("incremental rebuild (1% changed) vs full", ">= 5x faster", inc.speedup,
+                  TARGETS["incremental_speedup"], "x", higher_is_better=True)
     report.add("Targets (issue #7)", md_table(["what", "target", "measured", "verdict"], report.targets))
     return report
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command()
 @click.argument("corpora", nargs=-1, type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the report here (default: docs/benchmarks.md; none with --quick).")
@@ -647,7 +515,7 @@ def main(corpora: tuple[Path, ...], out: Path | None, quick: bool, runs: int | N
 
     \b
     Example:
-      python -m mdfts.bench ../shared/corpora/tldr-common --out docs/benchmarks.md
+      python -m bench speed ../shared/corpora/tldr-common --out docs/benchmarks.md
     """
     s = QUICK if quick else Settings()
     if runs:
@@ -661,7 +529,8 @@ def main(corpora: tuple[Path, ...], out: Path | None, quick: bool, runs: int | N
             raise click.UsageError(f"--sizes {sizes!r}: give whole numbers separated by commas") from None
     if out is None and not quick:
         out = Path("docs/benchmarks.md")
-    command = "python -m mdfts.bench " + " ".join(sys.argv[1:])
+    argv = sys.argv[1:]
+    command = portable_command("python -m bench speed", argv[1:] if argv[:1] == ["speed"] else argv)
     with contextlib.ExitStack() as stack:
         if keep:
             keep.mkdir(parents=True, exist_ok=True)
@@ -671,9 +540,9 @@ def main(corpora: tuple[Path, ...], out: Path | None, quick: bool, runs: int | N
         report = run([c.resolve() for c in corpora], s, work, command)
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text("# Benchmarks\n\nWritten by `make bench` (`python -m mdfts.bench`); see docs/benchmarking.md "
+        out.write_text("# Benchmarks\n\nWritten by `make bench` (`python -m bench speed`); see docs/benchmarking.md "
                        "for what each figure means.\n\n" + "\n".join(report.sections), encoding="utf-8")
-        _log(f"wrote {out}")
+        log(f"wrote {out}")
 
 
 if __name__ == "__main__":

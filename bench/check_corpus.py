@@ -1,6 +1,6 @@
 """Check an index against a plain markdown-it parse of its source (issue #2's acceptance check).
 
-    python tests/check_corpus.py DOCS_DIR INDEX.db
+    python -m bench check-corpus DOCS_DIR INDEX.db
 
 Every heading section's (path, start_line) must equal the heading lines that a full
 `MarkdownIt("commonmark").use(front_matter_plugin).enable("table").parse()` finds, file by
@@ -10,8 +10,9 @@ file. Prints the counts and any difference; exits 1 on a difference.
 from __future__ import annotations
 
 import sqlite3
-import sys
 from pathlib import Path
+
+import click
 
 from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
@@ -19,7 +20,8 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 from mdfts.discover import decode, discover
 
 
-def main(root: Path, db_path: Path) -> int:
+def compare(root: Path, db_path: Path) -> int:
+    """Print each file whose heading lines differ and a summary; returns how many differ."""
     md = MarkdownIt("commonmark").use(front_matter_plugin).enable("table")
     db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
     indexed: dict[str, list[int]] = {}
@@ -36,8 +38,13 @@ def main(root: Path, db_path: Path) -> int:
             bad += 1
             print(f"{f.path}: index {indexed.get(f.path, [])[:8]} != markdown-it {expected[:8]}")
     print(f"{root}: {len(files)} files, {headings} headings, {bad} files differ")
-    return 1 if bad else 0
+    return bad
 
 
-if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2])))
+@click.command()
+@click.argument("root", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("db", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def main(root: Path, db: Path) -> None:
+    """Check DB's heading sections against a plain markdown-it parse of ROOT; exit 1 on a difference."""
+    if compare(root, db):
+        raise SystemExit(1)

@@ -1,6 +1,6 @@
 """Write "<AlertName> <heading>" spot-check queries for a runbook index (used by `make eval`).
 
-    python tests/alert_queries.py INDEX.db > queries.jsonl
+    python -m bench alert-queries INDEX.db > queries.jsonl
 
 Alert runbooks (one file per alert, sections Meaning / Impact / Diagnosis / Mitigation) are
 where naive section search fails: the alert name lives only in the file name and the h1.
@@ -11,14 +11,20 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import sys
+from pathlib import Path
+
+import click
 
 HEADINGS = ("meaning", "impact", "diagnosis", "mitigation")
 
 
-def main(db_path: str, limit: int = 200) -> None:
-    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
-    rows = db.execute(
+@click.command()
+@click.argument("db", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--limit", type=click.IntRange(1), default=200, show_default=True, help="Queries to write at most.")
+def main(db: Path, limit: int) -> None:
+    """Print JSON lines of "<AlertName> <heading>" queries, each with its section as the gold."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    rows = conn.execute(
         f"select path, heading, start_line from sections where lower(heading) in {HEADINGS!r} "
         "order by path, start_line"
     ).fetchall()
@@ -26,8 +32,5 @@ def main(db_path: str, limit: int = 200) -> None:
     for i, (path, heading, line) in enumerate(rows[::step][:limit]):
         stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
         q = {"id": f"alert-{i}", "q": f"{stem} {heading.lower()}", "gold": [{"path": path, "line": line}], "kind": "alert"}
-        print(json.dumps(q))
-
-
-if __name__ == "__main__":
-    main(sys.argv[1])
+        click.echo(json.dumps(q))
+    conn.close()

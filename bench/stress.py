@@ -1,19 +1,20 @@
 """Bounds under hostile input: peak build memory at 1x and 8x a corpus, pathological markdown times,
 and the cost of huge queries. Prints markdown tables (the figures in docs/bad-input.md).
 
-    python -m mdfts.stress [CORPUS ...] [--times 1,8] [--size 1000000]
+    python -m bench stress [CORPUS ...] [--times 1,8] [--size 1000000]
 """
 
 from __future__ import annotations
 
-import argparse
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+
+import click
+
+from bench.common import build_peak, corpus_files, replicate
 
 # Each case: text of about `n` characters that a markdown parser or our regexes may find slow.
 PATHOLOGICAL: dict[str, Callable[[int], str]] = {
@@ -35,48 +36,17 @@ PATHOLOGICAL: dict[str, Callable[[int], str]] = {
     "10 MB single line": lambda n: " ".join(f"w{i} `c{i}` [l{i}](u) *e{i}*" for i in range(400_000))[: 10 * 2**20],
 }
 
-_MEASURE = """
-import resource, sys, time
-from pathlib import Path
-from mdfts.build import build_index
-t = time.perf_counter()
-r = build_index([Path(p) for p in sys.argv[2:]], Path(sys.argv[1]))
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.perf_counter() - t, r.stats.sections)
-"""
-
-
-def _build_peak(sources: list[Path], out: Path) -> tuple[float, float, int]:
-    """(peak RSS in MB, seconds, sections) of a build in a fresh interpreter."""
-    done = subprocess.run([sys.executable, "-c", _MEASURE, str(out), *map(str, sources)],
-                          capture_output=True, text=True, check=True)
-    kb, secs, n = done.stdout.split()
-    return int(kb) / 1024, float(secs), int(n)
-
-
-def _replicate(corpora: list[Path], times: int, into: Path) -> list[Path]:
-    """`times` copies of the corpora under `into`, as one source root."""
-    for i in range(times):
-        for c in corpora:
-            shutil.copytree(c, into / f"copy{i}" / c.name, symlinks=True)
-    return [into]
-
-
-def _tree_bytes(root: Path) -> tuple[int, int]:
-    sizes = [p.stat().st_size for p in root.rglob("*.md") if p.is_file()]
-    return sum(sizes), max(sizes, default=0)
-
-
-def memory(corpora: list[Path], factors: list[int], work: Path) -> list[str]:
+def memory(corpora: Sequence[Path], factors: Sequence[int], work: Path) -> list[str]:
     rows = ["| corpus | markdown | largest file | sections | peak RSS | build time | index |",
             "|---|---:|---:|---:|---:|---:|---:|"]
     for k in factors:
         tree = work / f"x{k}"
-        roots = _replicate(corpora, k, tree)
-        total, largest = _tree_bytes(tree)
+        replicate(list(corpora), tree, copies=k)
+        sizes = [p.stat().st_size for p in corpus_files(tree)]
         out = work / f"x{k}.db"
-        rss, secs, n = _build_peak(roots, out)
-        rows.append(f"| {k}x | {total / 2**20:.1f} MB | {largest / 2**10:.0f} KB | {n:,} | {rss:.0f} MB | "
-                    f"{secs:.1f} s | {out.stat().st_size / 2**20:.1f} MB |")
+        peak = build_peak([tree], out)
+        rows.append(f"| {k}x | {sum(sizes) / 2**20:.1f} MB | {max(sizes) / 2**10:.0f} KB | {peak.sections:,} | "
+                    f"{peak.rss_mb:.0f} MB | {peak.seconds:.1f} s | {out.stat().st_size / 2**20:.1f} MB |")
         shutil.rmtree(tree)
     for mb in (10, 50):
         one = work / f"one{mb}"
@@ -84,8 +54,8 @@ def memory(corpora: list[Path], factors: list[int], work: Path) -> list[str]:
         para = "Restart the payments worker, then check PAYMENTS_DB_URL and run `deploy --force`.\n" * 20
         chunk = "".join(f"## Step {i}\n\n{para}\n" for i in range(100))
         (one / "big.md").write_text("# Big\n\n" + chunk * (mb * 2**20 // len(chunk) + 1))
-        rss, secs, n = _build_peak([one], work / f"one{mb}.db")
-        rows.append(f"| one {mb} MB file | {mb} MB | {mb} MB | {n:,} | {rss:.0f} MB | {secs:.1f} s | "
+        peak = build_peak([one], work / f"one{mb}.db")
+        rows.append(f"| one {mb} MB file | {mb} MB | {mb} MB | {peak.sections:,} | {peak.rss_mb:.0f} MB | {peak.seconds:.1f} s | "
                     f"{(work / f'one{mb}.db').stat().st_size / 2**20:.1f} MB |")
         shutil.rmtree(one)
     return rows
@@ -122,22 +92,30 @@ def queries(db: Path) -> list[str]:
     return rows
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m mdfts.stress", description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("corpora", nargs="*", type=Path, default=[Path("sample/docs")])
-    parser.add_argument("--times", default="1,8", help="replication factors, e.g. 1,8")
-    parser.add_argument("--size", type=int, default=1_000_000, help="characters per pathological input")
-    args = parser.parse_args(argv)
+@click.command()
+@click.argument("corpora", nargs=-1, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--times", default="1,8", show_default=True, help="Replication factors, comma-separated.")
+@click.option("--size", type=click.IntRange(1), default=1_000_000, show_default=True,
+              help="Characters per pathological input.")
+def main(corpora: tuple[Path, ...], times: str, size: int) -> None:
+    """Print build memory at each --times, pathological markdown times and huge-query costs.
+
+    CORPORA are folders of markdown (default: sample/docs).
+
+    \b
+    Example:
+      python -m bench stress ../shared/corpora/tldr-common --times 1,8
+    """
+    try:
+        factors = [int(x) for x in times.split(",")]
+    except ValueError:
+        raise click.UsageError(f"--times {times!r}: give whole numbers separated by commas") from None
     with tempfile.TemporaryDirectory(prefix="mdfts-stress-") as tmp:
         work = Path(tmp)
-        print("## Build memory\n")
-        print("\n".join(memory(args.corpora, [int(x) for x in args.times.split(",")], work)), flush=True)
-        print("\n## Pathological markdown\n")
-        print("\n".join(pathological(args.size)), flush=True)
-        print("\n## Query cost (on the largest index above)\n")
+        click.echo("## Build memory\n")
+        click.echo("\n".join(memory(corpora or (Path("sample/docs"),), factors, work)))
+        click.echo("\n## Pathological markdown\n")
+        click.echo("\n".join(pathological(size)))
+        click.echo("\n## Query cost (on the largest index above)\n")
         biggest = max(work.glob("x*.db"), key=lambda p: p.stat().st_size)
-        print("\n".join(queries(biggest)))
-
-
-if __name__ == "__main__":
-    main()
+        click.echo("\n".join(queries(biggest)))

@@ -1,0 +1,22 @@
+"""`python -m bench COMMAND`: one click group over the benchmark, stress and corpus-check scripts."""
+
+from __future__ import annotations
+
+import click
+
+from bench import alert_queries, check_corpus, incremental, speed, stress
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def cli() -> None:
+    """Measure and check mdfts from a checkout (none of this is installed with the package)."""
+
+
+cli.add_command(speed.main, "speed")
+cli.add_command(stress.main, "stress")
+cli.add_command(incremental.main, "incremental")
+cli.add_command(check_corpus.main, "check-corpus")
+cli.add_command(alert_queries.main, "alert-queries")
+
+if __name__ == "__main__":
+    cli()
