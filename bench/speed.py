@@ -34,7 +34,7 @@ from bench.common import (
     portable_command, replicate,
 )
 from mdfts.build import build_index
-from mdfts.index import open_index
+from mdfts.index import connect
 from mdfts.queries import get_query, run_query
 
 TARGETS = {  # issue #7
@@ -216,7 +216,7 @@ def realistic_queries(db: Path, n: int, seed: int = 7) -> list[str]:
     exact tokens alone and with words, and words from a section's text; plus the bundled
     labelled queries when the index holds the sample."""
     rng = random.Random(seed)
-    conn = open_index(db)
+    conn = connect(db)
     headings = [h for (h,) in conn.execute("select heading from sections where level > 0 order by id")]
     toks = conn.execute("select t.token, s.heading from tokens t join sections s on s.id = t.section_id "
                         "order by t.section_id, t.norm").fetchall()
@@ -246,7 +246,7 @@ def _labelled_queries(db: Path) -> list[str]:
     if not labelled.is_file():
         return []
     items = [json.loads(line) for line in labelled.read_text(encoding="utf-8").splitlines() if line.strip()]
-    conn = open_index(db)
+    conn = connect(db)
     try:
         gold = items[0]["gold"][0]["path"] if items else ""
         found = conn.execute("select 1 from documents where path = ? or path like ? limit 1",
@@ -271,7 +271,7 @@ def _or_match(q: str) -> str:
 
 def query_methods(db: Path) -> tuple[dict[str, Callable[[str], Any]], dict[str, float]]:
     """The ways to answer a query compared here, each ready to call; and their setup seconds."""
-    conn = open_index(db)
+    conn = connect(db)
     search_sql = get_query(conn, "search")
     methods: dict[str, Callable[[str], Any]] = {
         "search.sql (mdfts)": lambda q: run_query(conn, search_sql, {"q": q, "limit": 10}),
@@ -332,7 +332,7 @@ def bench_queries(db: Path, sections: int, s: Settings) -> tuple[list[list[Any]]
 def cold_open_ms(db: Path, queries: Sequence[str]) -> float:
     """Median ms from opening the file to the first search.sql rows, a fresh connection each time
     (the OS page cache stays warm: dropping it needs root and hurts everyone on the machine)."""
-    from mdfts.search import search
+    from mdfts.lookup import search
 
     return statistics.median(_latencies(lambda q: search(db, q, limit=10), queries))
 
@@ -342,7 +342,7 @@ def compile_ms(db: Path, q: str, runs: int = 5) -> float:
     query that is the same whatever the index size."""
     times = []
     for _ in range(runs):
-        conn = open_index(db)
+        conn = connect(db)
         query = get_query(conn, "search")
         bound = {p: None for p in query.params} | {"q": q}
         started = time.perf_counter()

@@ -75,9 +75,8 @@ def pathological(size: int) -> list[str]:
 
 def queries(db: Path) -> list[str]:
     from mdfts.index import open_index
-    from mdfts.search import search
+    from mdfts.lookup import search
 
-    conn = open_index(db)
     cases = {
         "1,000 terms": " ".join(f"term{i} PAYMENTS_DB_URL --flag-{i}" for i in range(1000)),
         "100 KB of one word repeated": "rollback " * 11_400,
@@ -85,10 +84,11 @@ def queries(db: Path) -> list[str]:
         "100 KB of random punctuation": ('"()*^-:.,!?' * 10_000)[:100_000],
     }
     rows = ["| query text | search time |", "|---|---:|"]
-    for name, text in cases.items():
-        started = time.perf_counter()
-        search(conn, text)
-        rows.append(f"| {name} | {(time.perf_counter() - started) * 1000:.0f} ms |")
+    with open_index(db) as ix:
+        for name, text in cases.items():
+            started = time.perf_counter()
+            search(ix, text)
+            rows.append(f"| {name} | {(time.perf_counter() - started) * 1000:.0f} ms |")
     return rows
 
 

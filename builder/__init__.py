@@ -2,20 +2,46 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["build_index", "search", "split_sections", "Document", "Section", "MdftsError", "__version__"]
+__all__ = [
+    "open_index", "Index", "build_index", "BuildResult",
+    "search", "show", "token", "context", "Hit",
+    "split_sections", "Document", "Section", "ExactToken",
+    "MdftsError", "SourceError", "IndexVersionError", "QueryError",
+    "__version__",
+]
 
-# Imported on first use, so that querying an index never loads markdown-it.
+# Each public name and the module that defines it. Imported on first use, so that querying an
+# index never loads markdown-it. No public name may be a submodule's name (`mdfts.search` was
+# one: importing the submodule replaced the function); tests/test_api.py checks that.
 _LAZY = {
+    "open_index": "mdfts.index",
+    "Index": "mdfts.index",
     "build_index": "mdfts.build",
-    "search": "mdfts.search",
+    "BuildResult": "mdfts.build",
+    "search": "mdfts.lookup",
+    "show": "mdfts.lookup",
+    "token": "mdfts.lookup",
+    "context": "mdfts.lookup",
+    "Hit": "mdfts.lookup",
     "split_sections": "mdfts.sections",
     "Document": "mdfts.sections",
     "Section": "mdfts.sections",
+    "ExactToken": "mdfts.tokens",
     "MdftsError": "mdfts.errors",
+    "SourceError": "mdfts.errors",
+    "IndexVersionError": "mdfts.errors",
+    "QueryError": "mdfts.errors",
 }
 
+if TYPE_CHECKING:
+    from mdfts.build import BuildResult, build_index
+    from mdfts.errors import IndexVersionError, MdftsError, QueryError, SourceError
+    from mdfts.index import Index, open_index
+    from mdfts.lookup import Hit, context, search, show, token
+    from mdfts.sections import Document, Section, split_sections
+    from mdfts.tokens import ExactToken
 
 __version__: str  # set on first access, by __getattr__ below
 
@@ -37,5 +63,11 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        # Cached as a global: the next access does not come back here.
+        globals()[name] = found = getattr(importlib.import_module(_LAZY[name]), name)
+        return found
     raise AttributeError(f"module 'mdfts' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

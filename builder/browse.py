@@ -6,19 +6,16 @@ datasette_plugin.py feeds the same dicts to a running Datasette.
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
-import string
-import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mdfts.errors import MdftsError
-from mdfts.write import APPLICATION_ID, KIND_COLUMNS
-
-SOURCE_URL_FIELDS = ("path", "start_line", "end_line", "commit", "anchor")
+from mdfts.artifact import (
+    COLUMN_NOTES, KIND_COLUMNS, StoredQuery, check_index, is_index, read_meta, read_stored_queries,
+)
+from mdfts.errors import MdftsError, IndexVersionError
 # Tables a reader never needs to browse: the ranking's lookup tables. Datasette hides the
 # sections_fts* tables by itself.
 HIDDEN_TABLES = ("term_df", "token_df", "mdfts_stopwords", "mdfts_synonyms")
@@ -37,35 +34,6 @@ TABLE_DESCRIPTIONS = {
     "mdfts_queries": "The queries shipped in this index, as SQL; the stored queries of this "
                      "database are these.",
 }
-# Columns whose schema line carries no comment.
-COLUMN_NOTES = {
-    "id": "Row id; stable only within one build",
-    "document_id": "The document (file) this section belongs to",
-    "path": "File path relative to the docs root",
-    "bytes": "Size of the file in bytes",
-    "lines": "Number of lines in the file",
-    "sections": "Number of sections in the file",
-    "parent_id": "The enclosing section (one level up), if any",
-    "prev_id": "The previous section in the same file",
-    "next_id": "The next section in the same file",
-    "key": "Name of the build fact",
-    "value": "Its value",
-    "name": "Query name: also the stored query's URL",
-    "title": "One-line summary",
-    "description": "The header comment of the query file",
-    "sql": "The statement; parameters are :named",
-}
-
-
-@dataclass(frozen=True, slots=True)
-class StoredQuery:
-    name: str
-    title: str
-    description: str
-    params: tuple[str, ...]
-    sql: str
-
-
 @dataclass(slots=True)
 class IndexFacts:
     """What the generated settings need to know about one index, read once."""
@@ -81,32 +49,27 @@ class IndexFacts:
 
 def read_facts(conn: sqlite3.Connection) -> IndexFacts | None:
     """The facts of an mdfts index; None when the database is not one (by application_id)."""
-    if conn.execute("pragma application_id").fetchone()[0] != APPLICATION_ID:
+    if not is_index(conn):
         return None
     tables = dict(conn.execute("select name, sql from sqlite_master where type = 'table'").fetchall())
-    meta = dict(conn.execute("select key, value from mdfts_meta").fetchall()) if "mdfts_meta" in tables else {}
-    queries = []
-    if "mdfts_queries" in tables:
-        for name, title, description, params, sql in conn.execute(
-            "select name, title, description, params, sql from mdfts_queries order by name"
-        ):
-            queries.append(StoredQuery(name, title, description, tuple(json.loads(params)), sql))
+    meta = read_meta(conn) if "mdfts_meta" in tables else {}
+    queries = list(read_stored_queries(conn).values()) if "mdfts_queries" in tables else []
     return IndexFacts(meta, queries, tables)
 
 
 def read_facts_file(path: Path) -> IndexFacts:
-    """read_facts() for a file; an error unless it is an mdfts index."""
-    from mdfts.index import open_index
+    """read_facts() for a file; an error unless it is an mdfts index (of any schema version)."""
+    from mdfts.index import connect
 
-    db = open_index(path, check=False)
+    db = connect(path, check=False)
     try:
+        check_index(db, path, schema=False)
         facts = read_facts(db)
     except sqlite3.DatabaseError as err:
-        raise MdftsError(f"{path}: not an mdfts index ({err})") from None
+        raise IndexVersionError(f"{path}: not an mdfts index ({err})") from None
     finally:
         db.close()
-    if facts is None:
-        raise MdftsError(f"{path}: not an mdfts index (application_id); build one with mdfts build")
+    assert facts is not None  # check_index passed
     return facts
 
 
@@ -133,9 +96,9 @@ def column_descriptions(create_sql: str) -> dict[str, str]:
             out[name] = comment[0].upper() + comment[1:]
         elif name in COLUMN_NOTES:
             out[name] = COLUMN_NOTES[name]
-    for kind, column in KIND_COLUMNS.items():
+    for column in KIND_COLUMNS.values():  # one note a kind, over schema.sql's shared comment
         if re.search(rf"^\s*{column}\s", create_sql, re.M):
-            out[column] = f"JSON array of the section's exact tokens of kind {kind}"
+            out[column] = COLUMN_NOTES[column]
     return out
 
 
@@ -249,39 +212,6 @@ def config_document(indexes: dict[str, IndexFacts]) -> dict[str, Any]:
             name: {"tables": _table_settings(f), "queries": stored_queries(f)} for name, f in indexes.items()
         },
     }
-
-
-def check_source_url(template: str) -> None:
-    """Raise unless `template` is a URL template using only the known fields."""
-    try:
-        names = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
-    except ValueError as err:
-        raise MdftsError(f"--source-url {template!r}: {err}") from None
-    unknown = [n for n in names if n not in SOURCE_URL_FIELDS]
-    if unknown:
-        raise MdftsError(f"--source-url: unknown field {{{unknown[0]}}}; use "
-                         + ", ".join("{" + f + "}" for f in SOURCE_URL_FIELDS))
-    if not re.match(r"^https?://", template):
-        raise MdftsError(f"--source-url {template!r}: must start with http:// or https://")
-
-
-def source_link(facts: IndexFacts, row: dict[str, Any]) -> str | None:
-    """The URL of a section's source lines, from the index's source_url template; None when the
-    index has none or the row lacks a field the template needs. `{commit}` falls back to HEAD."""
-    template = facts.source_url
-    if not template or not row.get("path"):
-        return None
-    values = {
-        "path": urllib.parse.quote(str(row["path"]), safe="/"),
-        "start_line": row.get("start_line"),
-        "end_line": row.get("end_line"),
-        "anchor": urllib.parse.quote(str(row.get("anchor") or ""), safe=""),
-        "commit": facts.meta.get("git_commit") or "HEAD",
-    }
-    needed = [f for _, f, _, _ in string.Formatter().parse(template) if f]
-    if any(values.get(f) is None for f in needed):
-        return None
-    return template.format(**values)
 
 
 def _named_indexes(paths: list[Path]) -> dict[str, IndexFacts]:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mdfts.browse import check_source_url
+from mdfts.artifact import check_source_url
 from mdfts.discover import DEFAULT_INCLUDE, SourceFile, discover, read_source
 from mdfts.errors import MdftsError, SourceError
 from mdfts.provenance import artifact_version as _artifact_version, read_provenance
@@ -96,17 +96,13 @@ def build_index(
 def _reusable(previous: Path, version: str, warn: Callable[[str], None] | None) -> Path | None:
     """`previous` when its rows are what this mdfts would write, else None (after a warning)."""
     why = None
+    built_by: dict[str, str] = {}
     try:
-        db = open_index(previous)
+        with open_index(previous) as ix:
+            built_by = ix.meta
     except MdftsError as err:
         why = str(err)
     else:
-        try:
-            built_by = dict(db.execute("select key, value from mdfts_meta where key = 'mdfts_version'").fetchall())
-        except sqlite3.Error as err:
-            built_by, why = {}, f"{previous}: not an mdfts index ({err})"
-        finally:
-            db.close()
         # Another mdfts may parse the same bytes into other rows: only its own output is reusable.
         if why is None and built_by.get("mdfts_version") != version:
             why = f"{previous}: built by mdfts {built_by.get('mdfts_version', '?')}, this is {version}"

@@ -252,7 +252,7 @@ def search(db: Path, query: str | None, k: int, queries_file: Any, as_json: bool
       mdfts search dist/docs.db --queries questions.txt --json -k 5
       mdfts search dist/docs.db -- --force-with-lease    # a query that starts with "-"
     """
-    from mdfts import search as lib
+    from mdfts import lookup as lib
 
     if show_sql:
         click.echo(lib.run_named_sql(db, "search"), nl=False)
@@ -289,7 +289,7 @@ def show(db: Path, ref: str, neighbors: bool, as_json: bool) -> None:
       mdfts show dist/docs.db 42
       mdfts show dist/docs.db runbooks/payments.md#rollback-procedure --neighbors
     """
-    from mdfts import search as lib
+    from mdfts import lookup as lib
 
     rows = lib.show(db, ref, neighbors)
     if as_json:
@@ -314,7 +314,7 @@ def token(db: Path, tok: str, k: int, as_json: bool) -> None:
       mdfts token dist/docs.db PAYMENTS_DB_URL
       mdfts token dist/docs.db -- --force-with-lease     # a token that starts with "-"
     """
-    from mdfts import search as lib
+    from mdfts import lookup as lib
 
     rows = lib.token(db, tok, k)
     if as_json:
@@ -349,7 +349,7 @@ def query(db: Path, name: str | None, params: tuple[str, ...], as_json: bool, sh
       mdfts query dist/docs.db
       mdfts query dist/docs.db token --param token=E1027 --json
     """
-    from mdfts import search as lib
+    from mdfts import lookup as lib
 
     if name is None:
         click.echo(output.table(lib.list_queries(db), ["name", "params", "title"], width=90))
@@ -374,7 +374,7 @@ def context(db: Path, question: str, budget: int, k: int) -> None:
     Example:
       mdfts context dist/docs.db "how do I roll back payments?" --budget 1500
     """
-    from mdfts import search as lib
+    from mdfts import lookup as lib
 
     click.echo(lib.context(db, question, budget=budget, k=k), nl=False)
 

@@ -17,7 +17,8 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 from markupsafe import Markup, escape
 
-from mdfts.browse import IndexFacts, database_metadata, read_facts, source_link, stored_queries
+from mdfts.artifact import source_link
+from mdfts.browse import IndexFacts, database_metadata, read_facts, stored_queries
 
 # Rendered sections sit in table cells: keep their headings small and long bodies scrollable.
 CSS = """
@@ -113,7 +114,7 @@ def render_cell(row: Any, value: Any, column: str, table: str | None, database: 
         fields = _row_dict(row)
         if table == "documents" and "lines" in fields:
             fields.update(start_line=1, end_line=fields["lines"], anchor="")
-        url = source_link(facts, fields)
+        url = source_link(facts.meta, fields)
         if url is None:
             return None
         lines = f"lines {fields['start_line']}–{fields['end_line']}"

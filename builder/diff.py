@@ -6,12 +6,12 @@ The comparisons are SQL (diff_*.sql beside this file) over both files attached r
 from __future__ import annotations
 
 import sqlite3
-from importlib.resources import files
 from pathlib import Path
 from typing import Any, TypedDict
 
+from mdfts.artifact import load_sql
 from mdfts.errors import IndexVersionError
-from mdfts.index import open_index
+from mdfts.index import connect
 
 
 class DocumentChange(TypedDict):
@@ -59,8 +59,7 @@ STATUSES = ("added", "removed", "changed")
 
 
 def _rows(db: sqlite3.Connection, name: str) -> list[dict[str, Any]]:
-    sql = files("mdfts").joinpath(f"{name}.sql").read_text(encoding="utf-8")
-    cur = db.execute(sql)
+    cur = db.execute(load_sql(name))
     cols = [d[0] for d in cur.description]
     return [dict(zip(cols, row)) for row in cur]
 
@@ -72,7 +71,7 @@ def _lines(start: int | None, end: int | None) -> list[int] | None:
 def diff_indexes(old: Path, new: Path) -> Diff:
     """The documents, sections and exact tokens added, removed and changed from `old` to `new`."""
     for path in (old, new):
-        open_index(path).close()  # a readable mdfts index of this schema, or a one-line error
+        connect(path).close()  # a readable mdfts index of this schema, or a one-line error
     db = sqlite3.connect("file::memory:", uri=True)
     try:
         for name, path in (("old", old), ("new", new)):

@@ -9,7 +9,7 @@ from typing import Any, TypedDict
 
 from mdfts.errors import MdftsError
 from mdfts.index import open_index
-from mdfts.search import Hit, search_many
+from mdfts.lookup import Hit
 
 
 class Gold(TypedDict):
@@ -76,9 +76,10 @@ def _scores(rows: list[tuple[int | None, bool, int | None]]) -> Scores:
 def evaluate(db: Path, queries_file: Path, k: int = 10) -> dict[str, Any]:
     """Metrics overall and per kind, plus every query's rank."""
     qs = load_queries(queries_file)
-    conn = open_index(db)
     per_query, rows = [], []
-    for q, (_, hits) in zip(qs, search_many(conn, (q["q"] for q in qs), limit=k)):
+    with open_index(db) as ix:
+        searched = [hits for _, hits in ix.search_many((q["q"] for q in qs), limit=k)]
+    for q, hits in zip(qs, searched):
         r = rank_of(hits, q["gold"], k)
         file_hit = bool(hits) and hits[0]["path"] in {g["path"] for g in q["gold"]}
         chars = len(hits[0]["content"]) if hits else None

@@ -1,63 +1,165 @@
-"""Open a built index read-only and check that this mdfts can read it."""
+"""The one read object: `open_index(path)` → an `Index` that owns a read-only connection."""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
+from mdfts.artifact import (
+    APPLICATION_ID, SCHEMA_VERSION, StoredQuery, check_index, read_meta, read_stored_queries,
+)
 from mdfts.errors import IndexVersionError, MdftsError
-from mdfts.write import APPLICATION_ID, SCHEMA_VERSION
+from mdfts.queries import pick_query, run_query
+
+if TYPE_CHECKING:
+    from mdfts.lookup import Hit
 
 
-def open_index(path: Path, check: bool = True) -> sqlite3.Connection:
-    """A read-only, immutable connection: no -journal, -wal or -shm file is ever created."""
+def connect(path: Path | str, check: bool = True) -> sqlite3.Connection:
+    """A read-only, immutable connection (no -journal, -wal or -shm file is ever created) to an
+    mdfts index this mdfts reads; with `check` False, to any SQLite file. The caller closes it."""
+    path = Path(path)
     if not path.is_file():
         raise MdftsError(f"{path}: no such index file")
     uri = path.resolve().as_uri() + "?mode=ro&immutable=1"
     try:
         db = sqlite3.connect(uri, uri=True)
-        app_id = db.execute("pragma application_id").fetchone()[0]
-        version = db.execute("pragma user_version").fetchone()[0]
     except sqlite3.DatabaseError as err:
         raise IndexVersionError(f"{path}: not an SQLite database ({err})") from None
-    if check:
-        if app_id != APPLICATION_ID:
-            db.close()
-            raise IndexVersionError(f"{path}: not an mdfts index (application_id {app_id}); build one with mdfts build")
-        if version != SCHEMA_VERSION:
-            db.close()
-            raise IndexVersionError(f"{path}: schema {version}, this mdfts reads {SCHEMA_VERSION}; rebuild it")
+    try:
+        if check:
+            check_index(db, path)
+        else:
+            db.execute("pragma application_id").fetchone()
+    except sqlite3.DatabaseError as err:
+        db.close()
+        raise IndexVersionError(f"{path}: not an SQLite database ({err})") from None
+    except IndexVersionError:
+        db.close()
+        raise
     return db
 
 
-def read_meta(db: sqlite3.Connection) -> dict[str, str]:
-    return dict(db.execute("select key, value from mdfts_meta order by key").fetchall())
+class Index:
+    """A built index, open read-only: its meta, its stored queries, and the lookups over them.
+
+    Use it as a context manager (or call close()); it owns its connection.
+    """
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.conn = connect(self.path)
+        try:
+            self.meta: dict[str, str] = read_meta(self.conn)
+        except sqlite3.DatabaseError as err:
+            self.conn.close()
+            raise IndexVersionError(f"{self.path}: not an mdfts index ({err})") from None
+        self._queries: dict[str, StoredQuery] | None = None
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __repr__(self) -> str:
+        return f"<Index {str(self.path)!r}>"
+
+    @property
+    def queries(self) -> dict[str, StoredQuery]:
+        """The queries stored in the index, by name (read once)."""
+        if self._queries is None:
+            self._queries = read_stored_queries(self.conn)
+        return self._queries
+
+    def query(self, name: str) -> StoredQuery:
+        """The stored query `name`; QueryError naming the ones there are when it is unknown."""
+        return pick_query(self.queries, name)
+
+    def sql(self, name: str) -> str:
+        """The SQL of the stored query `name`, as the index carries it."""
+        return self.query(name).sql
+
+    def run(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """Rows of the stored query `name`, as dicts keyed by column; a parameter not given is NULL,
+        a missing required one a QueryError naming it."""
+        return run_query(self.conn, self.query(name), params)
+
+    def info(self) -> dict[str, Any]:
+        """Meta, counts and compatibility of the index, as one JSON-ready object."""
+        return _info(self.path, self.conn, self.meta, list(self.queries))
+
+    def search(self, q: str, limit: int = 10) -> list[Hit]:
+        """The best sections for any text, best first."""
+        from mdfts import lookup
+
+        return lookup.search(self, q, limit)
+
+    def search_many(self, queries: Iterable[str], limit: int = 10) -> Iterator[tuple[str, list[Hit]]]:
+        """(query, hits) for each query, in order."""
+        from mdfts import lookup
+
+        return lookup.search_many(self, queries, limit)
+
+    def show(self, ref: str, neighbors: bool = False) -> list[dict[str, Any]]:
+        """A section by id or PATH#ANCHOR (with `neighbors`, its parent, previous, next, children)."""
+        from mdfts import lookup
+
+        return lookup.show(self, ref, neighbors)
+
+    def token(self, tok: str, limit: int = 20) -> list[dict[str, Any]]:
+        """Sections holding an exact token, case-exact ones first."""
+        from mdfts import lookup
+
+        return lookup.token(self, tok, limit)
+
+    def context(self, question: str, budget: int = 2000, k: int = 5) -> str:
+        """Prompt-ready markdown for `question`, within `budget` estimated LLM tokens."""
+        from mdfts import lookup
+
+        return lookup.context(self, question, budget, k)
+
+
+def open_index(path: Path | str) -> Index:
+    """The index at `path`, open read-only; IndexVersionError when it is not one this mdfts reads."""
+    return Index(path)
 
 
 def index_info(path: Path) -> dict[str, Any]:
-    """Meta, counts and compatibility of an index, as one JSON-ready object."""
-    db = open_index(path, check=False)
+    """info() of the index at `path`; an mdfts index of another schema is described too (as not
+    compatible), anything else is the IndexVersionError every command gives."""
+    db = connect(path, check=False)
     try:
-        app_id = db.execute("pragma application_id").fetchone()[0]
-        version = db.execute("pragma user_version").fetchone()[0]
-        is_mdfts = app_id == APPLICATION_ID
-        meta = read_meta(db) if is_mdfts else {}
-        queries = [r[0] for r in db.execute("select name from mdfts_queries order by name")] if is_mdfts else []
-    except sqlite3.DatabaseError as err:
-        raise IndexVersionError(f"{path}: not an mdfts index ({err})") from None
+        check_index(db, path, schema=False)
+        try:
+            meta = read_meta(db)
+            queries = list(read_stored_queries(db))
+        except sqlite3.DatabaseError as err:
+            raise IndexVersionError(f"{path}: not an mdfts index ({err})") from None
+        return _info(Path(path), db, meta, queries)
     finally:
         db.close()
+
+
+def _info(path: Path, db: sqlite3.Connection, meta: dict[str, str], queries: list[str]) -> dict[str, Any]:
     from mdfts import __version__
 
-    compatible = is_mdfts and version == SCHEMA_VERSION
+    app_id = db.execute("pragma application_id").fetchone()[0]
+    version = db.execute("pragma user_version").fetchone()[0]
     return {
         "path": str(path),
         "bytes": path.stat().st_size,
         "application_id": app_id,
         "schema_version": version,
         "readable_schema_version": SCHEMA_VERSION,
-        "compatible": compatible,
+        "compatible": app_id == APPLICATION_ID and version == SCHEMA_VERSION,
         "mdfts_version": __version__,
         "meta": meta,
         "queries": queries,

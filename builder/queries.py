@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
-from dataclasses import dataclass
 from typing import Any
 
+from mdfts.artifact import StoredQuery, load_sql, packaged_sql_names, read_stored_queries
 from mdfts.errors import QueryError
 
 _PARAM = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
@@ -22,25 +21,14 @@ def clean_text(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
-@dataclass(frozen=True, slots=True)
-class QueryFile:
-    name: str
-    title: str        # the header's first line, after "name:"
-    description: str  # the whole header, comment markers removed
-    params: tuple[str, ...]
-    sql: str
-
-    def row(self) -> tuple[str, str, str, str, str]:
-        return (self.name, self.title, self.description, json.dumps(list(self.params)), self.sql)
-
-
 def sql_params(sql: str) -> tuple[str, ...]:
     """The `:name` parameters a statement uses, in order of first use (strings and comments skipped)."""
     code = _STRING_OR_COMMENT.sub(" ", sql)
     return tuple(dict.fromkeys(_PARAM.findall(code)))
 
 
-def parse_query(name: str, sql: str) -> QueryFile:
+def parse_query(name: str, sql: str) -> StoredQuery:
+    """A query file's header and SQL; an error when it has no header."""
     header = []
     for line in sql.splitlines():
         if not line.startswith("--"):
@@ -50,31 +38,27 @@ def parse_query(name: str, sql: str) -> QueryFile:
         raise QueryError(f"queries/{name}.sql: no header comment")
     first = header[0]
     title = first.split(":", 1)[1].strip() if first.lower().startswith(f"{name}:") else first
-    return QueryFile(name, title, "\n".join(header), sql_params(sql), sql.strip() + "\n")
+    return StoredQuery(name, title, "\n".join(header), sql_params(sql), sql.strip() + "\n")
 
 
-def package_queries() -> list[QueryFile]:
+def package_queries() -> list[StoredQuery]:
     """The query files shipped with this mdfts, sorted by name."""
-    from importlib.resources import files  # only a build reads them: keep it off the query path
-
-    out = []
-    for entry in files("mdfts.sql").iterdir():
-        if entry.name.endswith(".sql") and not entry.name.startswith("_"):
-            out.append(parse_query(entry.name[:-4], entry.read_text(encoding="utf-8")))
-    return sorted(out, key=lambda q: q.name)
+    return [parse_query(name, load_sql(name, "mdfts.sql")) for name in packaged_sql_names("mdfts.sql")]
 
 
-def index_queries(db: sqlite3.Connection) -> dict[str, QueryFile]:
-    """The queries stored in an index (mdfts_queries): the SQL that fits that index's schema."""
-    rows = db.execute("select name, title, description, params, sql from mdfts_queries order by name")
-    return {r[0]: QueryFile(r[0], r[1], r[2], tuple(json.loads(r[3])), r[4]) for r in rows}
+index_queries = read_stored_queries  # the queries stored in an index, by name
 
 
-def get_query(db: sqlite3.Connection, name: str) -> QueryFile:
-    found = index_queries(db)
+def pick_query(found: dict[str, StoredQuery], name: str) -> StoredQuery:
+    """The query `name` of `found`; an error listing the names there are."""
     if name not in found:
         raise QueryError(f"no query named {name!r}; this index has: {', '.join(found) or 'none'}")
     return found[name]
+
+
+def get_query(db: sqlite3.Connection, name: str) -> StoredQuery:
+    """The query `name` stored in an index."""
+    return pick_query(read_stored_queries(db), name)
 
 
 def _short(value: Any) -> str:
@@ -82,13 +66,16 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def run_query(db: sqlite3.Connection, query: QueryFile, params: dict[str, Any]) -> list[dict[str, Any]]:
+def run_query(db: sqlite3.Connection, query: StoredQuery, params: dict[str, Any]) -> list[dict[str, Any]]:
     """Rows as dicts keyed by column name; every parameter not given is bound to NULL, as the
-    sqlite3 shell does for an unset parameter."""
+    sqlite3 shell does for an unset parameter. A missing `(required)` parameter is an error."""
     unknown = set(params) - set(query.params)
     if unknown:
         raise QueryError(f"query {query.name!r} takes {', '.join(':' + p for p in query.params) or 'no parameters'}; "
                          f"not {', '.join(':' + p for p in sorted(unknown))}")
+    missing = [p for p in query.required if p not in params]
+    if missing:
+        raise QueryError(f"query {query.name!r}: missing required parameter {', '.join(':' + p for p in missing)}")
     bound = {p: clean_text(v) if isinstance(v, str) else v for p, v in ((p, params.get(p)) for p in query.params)}
     try:
         cur = db.execute(query.sql, bound)

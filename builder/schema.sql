@@ -1,5 +1,5 @@
 -- mdfts index schema. A public contract, documented in docs/schema.md and docs/versioning.md: bump
--- SCHEMA_VERSION in write.py on any change a consumer could notice; additions keep it.
+-- SCHEMA_VERSION in artifact.py on any change a consumer could notice; additions keep it.
 
 create table mdfts_meta (
   key   text primary key,

@@ -5,15 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import cast
 
-# Kinds, in the order a token is tested; a token gets the first kind that fits.
-KINDS = (
-    "url", "host", "cli_flag", "file_path", "env_var", "error_code",
-    "identifier", "name", "version", "dotted", "code",
-)
-# Where a token was seen, strongest first: a heading, a definition (first column of a table
-# row, or the code span that opens a paragraph or list item), a code span, a code block, prose.
-SOURCES = ("heading", "definition", "code", "fence", "text")
+from mdfts.artifact import KINDS, SOURCES, TokenKind, TokenSource
+
+__all__ = ["KINDS", "SOURCES", "ExactToken", "extract_tokens", "normalize"]
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 # The same two character sets appear in queries/search.sql and queries/token.sql: keep them equal.
@@ -32,8 +28,8 @@ def normalize(token: str) -> str:
 @dataclass(frozen=True, slots=True)
 class ExactToken:
     token: str  # as written
-    kind: str
-    source: str  # one of SOURCES
+    kind: TokenKind
+    source: TokenSource
 
     @property
     def norm(self) -> str:
@@ -68,7 +64,7 @@ def _strip(word: str) -> str:
     return word.lstrip(LEAD_PUNCT).rstrip(TRAIL_PUNCT + "-/")
 
 
-def _classify_word(word: str, in_code: bool) -> str | None:
+def _classify_word(word: str, in_code: bool) -> TokenKind | None:
     if _ENV.fullmatch(word):
         return "error_code" if word.startswith(("ERR_", "E_")) else "env_var"
     if _ERROR.fullmatch(word):
@@ -95,7 +91,7 @@ def _classify_word(word: str, in_code: bool) -> str | None:
     return None
 
 
-def _scan(text: str, source: str, out: list[ExactToken]) -> None:
+def _scan(text: str, source: TokenSource, out: list[ExactToken]) -> None:
     in_code = source != "text"
     for chunk in _CHUNK.findall(text):
         if len(chunk) < 2:
@@ -149,14 +145,14 @@ def extract_tokens(pieces: Iterable[tuple[str, str]]) -> list[ExactToken]:
     found: list[ExactToken] = []
     for source, text in pieces:
         if source.startswith("code"):  # a code span: "code", or "code:definition"
-            source = source.partition(":")[2] or "code"
+            where = cast(TokenSource, source.partition(":")[2] or "code")
             span = text.strip()
             before = len(found)
-            _scan(span, source, found)
+            _scan(span, where, found)
             if 2 <= len(span) <= 64 and not any(t.token == span for t in found[before:]):
-                found.append(ExactToken(span, "code", source))
+                found.append(ExactToken(span, "code", where))
         else:
-            _scan(text, source, found)
+            _scan(text, cast(TokenSource, source), found)
     rank = {s: i for i, s in enumerate(SOURCES)}
     best: dict[tuple[str, str], ExactToken] = {}
     for tok in found:

@@ -14,20 +14,11 @@ from typing import TYPE_CHECKING
 
 from mdfts.errors import MdftsError
 
-# _QUERY_PATH_NOTE: index.py imports this module for SCHEMA_VERSION and APPLICATION_ID, so every
-# `mdfts search` loads it. What only a build needs is imported where it is used: sections
-# (markdown-it, yaml) for type checking only, hashlib (OpenSSL) and importlib.resources in place.
+from mdfts.artifact import APPLICATION_ID, KIND_COLUMNS, SCHEMA_VERSION, TOKENIZER, load_sql
+
 if TYPE_CHECKING:
     from mdfts.sections import Document
 
-SCHEMA_VERSION = 1  # PRAGMA user_version; mdfts_meta.schema_version
-APPLICATION_ID = 0x6D646674  # "mdft"
-TOKENIZER = "unicode61 remove_diacritics 2"
-KIND_COLUMNS = {
-    "env_var": "env_vars", "cli_flag": "cli_flags", "error_code": "error_codes",
-    "identifier": "identifiers", "name": "names", "version": "versions", "dotted": "dotted_names",
-    "file_path": "file_paths", "url": "urls", "host": "hosts", "code": "code_spans",
-}
 _SECTION_COLUMNS = (
     "id, document_id, path, title, ordinal, level, heading, trail, anchor, start_line, end_line, "
     "parent_id, prev_id, next_id, body, chars, " + ", ".join(KIND_COLUMNS.values())
@@ -56,12 +47,6 @@ _to_json = json.JSONEncoder(ensure_ascii=False).encode
 
 def _json_list(items: list[str]) -> str:
     return _to_json(sorted(set(items))) if items else "[]"
-
-
-def _sql_file(name: str) -> str:
-    from importlib.resources import files  # here, not at the top: see _QUERY_PATH_NOTE
-
-    return files("mdfts").joinpath(name).read_text(encoding="utf-8")
 
 
 def _ln(x: float | None) -> float | None:
@@ -138,7 +123,7 @@ class IndexWriter:
         self.next_doc_id = 1
         self.next_section_id = 1
         self.n_tokens = 0
-        import hashlib  # here, not at the top: see _QUERY_PATH_NOTE
+        import hashlib  # OpenSSL: loaded by a build only
 
         self.digest = hashlib.sha256()
         self.reusing = False  # attach_previous() was called
@@ -163,7 +148,7 @@ class IndexWriter:
             f"application_id = {APPLICATION_ID}", f"user_version = {SCHEMA_VERSION}",
         ):
             db.execute(f"pragma {pragma}")
-        db.executescript(_sql_file("schema.sql"))
+        db.executescript(load_sql("schema"))
         db.execute("begin")
 
     def __enter__(self) -> IndexWriter:
@@ -289,7 +274,7 @@ class IndexWriter:
         started = add_time(self.timings, "fts_rebuild", started)
         # executescript() commits by itself; every statement after this runs in its own transaction,
         # which is fine: VACUUM INTO below writes a fresh file whatever the history was.
-        db.executescript(_sql_file("derive.sql"))
+        db.executescript(load_sql("derive"))
         started = add_time(self.timings, "derive", started)
         counts = {
             "documents": db.execute("select count(*) from documents").fetchone()[0],

@@ -24,7 +24,8 @@ from click.testing import CliRunner
 
 pytest.importorskip("datasette", reason="Datasette is not installed: pip install -e '.[datasette]'")
 
-from mdfts.browse import IndexFacts, check_source_url, column_descriptions, source_link  # noqa: E402
+from mdfts.artifact import check_source_url, source_link  # noqa: E402
+from mdfts.browse import column_descriptions  # noqa: E402
 from mdfts.build import build_index  # noqa: E402
 from mdfts.cli import cli  # noqa: E402
 from mdfts.errors import MdftsError  # noqa: E402
@@ -208,11 +209,11 @@ def test_each_section_links_to_its_source_lines(server: str) -> None:
 
 
 def test_source_link_fills_commit_and_quotes_the_path() -> None:
-    facts = IndexFacts({"source_url": SOURCE_URL, "git_commit": "0123abc"}, [])
+    meta = {"source_url": SOURCE_URL, "git_commit": "0123abc"}
     row = {"path": "ops notes/a#b.md", "start_line": 3, "end_line": 9}
-    assert source_link(facts, row) == "https://example.com/ops/blob/0123abc/ops%20notes/a%23b.md#L3-L9"
-    assert source_link(facts, {"path": "a.md"}) is None
-    assert source_link(IndexFacts({}, []), row) is None
+    assert source_link(meta, row) == "https://example.com/ops/blob/0123abc/ops%20notes/a%23b.md#L3-L9"
+    assert source_link(meta, {"path": "a.md"}) is None
+    assert source_link({}, row) is None
 
 
 @pytest.mark.parametrize(
@@ -291,7 +292,7 @@ def test_metadata_and_serve_refuse_files_that_are_not_indexes(tmp_path: Path, in
     shutil.copy(index_db, twin)
     cases = [
         (["datasette-metadata", str(other)],
-         f"Error: {other}: not an mdfts index (application_id); build one with mdfts build\n"),
+         f"Error: {other}: not an mdfts index (application_id 0); build one with mdfts build\n"),
         (["serve", str(tmp_path / "missing.db")], f"Error: {tmp_path / 'missing.db'}: no such index file\n"),
         (["serve", str(index_db), str(twin)],
          f"Error: {twin}: same database name '{DB_NAME}' as {index_db}; rename one\n"),

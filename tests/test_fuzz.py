@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from mdfts.build import build_index
-from mdfts.index import open_index
+from mdfts.index import connect
 from mdfts.errors import QueryError
 from mdfts.queries import package_queries, run_query
 from mdfts.queries import clean_text
@@ -138,7 +138,7 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> sqlite3.Connection:
     (docs / "caf\u00e9.md").write_text("# Caf\u00e9 \u65e5\u672c\n\nOr, and, not NEAR(x) \"quoted\" * ^ -\n")
     out = tmp_path_factory.mktemp("out") / "index.db"
     build_index([docs], out)
-    db = open_index(out)
+    db = connect(out)
     db.execute("pragma query_only = 1")
     return db
 

@@ -13,9 +13,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mdfts.errors import QueryError
-from mdfts.index import open_index
-from mdfts.queries import QueryFile, package_queries, parse_query, run_query, sql_params
-from mdfts.search import search, token
+from mdfts.index import connect
+from mdfts.artifact import StoredQuery
+from mdfts.queries import package_queries, parse_query, run_query, sql_params
+from mdfts.lookup import search, token
 
 from conftest import QUERIES_DIR, require_sqlite3_binary, run_cli
 
@@ -62,7 +63,7 @@ def test_sql_params_skip_strings_and_comments() -> None:
 
 @pytest.mark.parametrize("name", QUERY_FILES)
 def test_runs_on_the_fixture_index(fixture_db: Path, name: str) -> None:
-    conn = open_index(fixture_db)
+    conn = connect(fixture_db)
     rows = run_named(conn, name, EXAMPLES[name])
     conn.close()
     assert rows, f"{name} returned no rows for {EXAMPLES[name]}"
@@ -139,38 +140,38 @@ _fts_ish = st.lists(
 
 
 @pytest.fixture(scope="module")
-def fixture_queries(fixture_db: Path) -> tuple[sqlite3.Connection, list[QueryFile]]:
+def fixture_queries(fixture_db: Path) -> tuple[sqlite3.Connection, list[StoredQuery]]:
     from mdfts.queries import index_queries
 
-    conn = open_index(fixture_db)
+    conn = connect(fixture_db)
     return conn, list(index_queries(conn).values())
 
 
-def _run_all(conn: sqlite3.Connection, queries: list[QueryFile], text: str) -> None:
+def _run_all(conn: sqlite3.Connection, queries: list[StoredQuery], text: str) -> None:
     for q in queries:
-        params = {p: text for p in q.params if p in TEXT_PARAMS}
+        params = {p: text if p in TEXT_PARAMS else None for p in q.params}  # None: NULL, as unset
         run_query(conn, q, params)
 
 
 @pytest.mark.parametrize("text", HOSTILE, ids=range(len(HOSTILE)))
-def test_hostile_text_never_raises(fixture_queries: tuple[sqlite3.Connection, list[QueryFile]], text: str) -> None:
+def test_hostile_text_never_raises(fixture_queries: tuple[sqlite3.Connection, list[StoredQuery]], text: str) -> None:
     _run_all(*fixture_queries, text)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.one_of(_any_text, _fts_ish))
 @example(text="x" * 100_000)
-def test_any_text_never_raises(fixture_queries: tuple[sqlite3.Connection, list[QueryFile]], text: str) -> None:
+def test_any_text_never_raises(fixture_queries: tuple[sqlite3.Connection, list[StoredQuery]], text: str) -> None:
     _run_all(*fixture_queries, text)
 
 
 @settings(max_examples=40, deadline=None)
 @given(limit=st.one_of(st.none(), st.integers(-5, 10**6)), id_=st.one_of(st.none(), st.integers(-2**63, 2**63 - 1)))
 def test_any_number_never_raises(fixture_db: Path, limit: int | None, id_: int | None) -> None:
-    conn = open_index(fixture_db)
+    conn = connect(fixture_db)
     for q in package_queries():
         params = {"limit": limit, "id": id_}
-        run_query(conn, q, {k: v for k, v in params.items() if k in q.params})
+        run_query(conn, q, {p: params.get(p) for p in q.params})
     conn.close()
 
 

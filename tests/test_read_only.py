@@ -17,7 +17,7 @@ from mdfts.build import build_index
 from mdfts.cli import cli
 from mdfts.index import open_index
 from mdfts.queries import index_queries, package_queries, run_query
-from mdfts.search import search
+from mdfts.lookup import search
 
 DOC = """# Payments
 

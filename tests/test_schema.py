@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mdfts.write import APPLICATION_ID, KIND_COLUMNS, SCHEMA_VERSION, TOKENIZER
+from mdfts.artifact import APPLICATION_ID, KIND_COLUMNS, SCHEMA_VERSION, TOKENIZER
 
 from conftest import QUERIES_DIR, REPO, connect_ro
 

@@ -1,16 +1,20 @@
-"""Run the shipped queries against an index: search, show, token, context."""
+"""The lookups over an index's stored queries: search, show, token, context (and the Hit record).
+
+Each takes an open `Index`, or a path it opens and closes again.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
-import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, TypedDict, Union
 
 from mdfts.errors import MdftsError
-from mdfts.index import open_index
-from mdfts.queries import get_query, run_query
+from mdfts.index import Index, open_index
+
+IndexLike = Union[Index, Path, str]
 
 
 class Hit(TypedDict):
@@ -28,8 +32,14 @@ class Hit(TypedDict):
     content: str
 
 
-def _connect(db: Path | sqlite3.Connection) -> sqlite3.Connection:
-    return db if isinstance(db, sqlite3.Connection) else open_index(Path(db))
+@contextlib.contextmanager
+def _opened(db: IndexLike) -> Iterator[Index]:
+    """`db` itself when it is an open Index; else the index at that path, closed on the way out."""
+    if isinstance(db, Index):
+        yield db
+    else:
+        with open_index(db) as ix:
+            yield ix
 
 
 def _hit(row: dict[str, Any]) -> Hit:
@@ -41,20 +51,17 @@ def _hit(row: dict[str, Any]) -> Hit:
     )
 
 
-def search(db: Path | sqlite3.Connection, q: str, limit: int = 10) -> list[Hit]:
+def search(db: IndexLike, q: str, limit: int = 10) -> list[Hit]:
     """The best sections for any text, best first (queries/search.sql, as stored in the index)."""
-    conn = _connect(db)
-    rows = run_query(conn, get_query(conn, "search"), {"q": q, "limit": limit})
-    return [_hit(r) for r in rows]
+    with _opened(db) as ix:
+        return [_hit(r) for r in ix.run("search", q=q, limit=limit)]
 
 
-def search_many(db: Path | sqlite3.Connection, queries: Iterable[str], limit: int = 10) -> Iterable[tuple[str, list[Hit]]]:
+def search_many(db: IndexLike, queries: Iterable[str], limit: int = 10) -> Iterator[tuple[str, list[Hit]]]:
     """(query, hits) for each query, in order; the query file is read once."""
-    conn = _connect(db)
-    query = get_query(conn, "search")
-    for q in queries:
-        rows = run_query(conn, query, {"q": q, "limit": limit})
-        yield q, [_hit(r) for r in rows]
+    with _opened(db) as ix:
+        for q in queries:
+            yield q, [_hit(r) for r in ix.run("search", q=q, limit=limit)]
 
 
 def has_terms(q: str) -> bool:
@@ -70,40 +77,44 @@ def parse_ref(ref: str) -> dict[str, Any]:
     return {"path": path, "anchor": anchor}
 
 
-def show(db: Path | sqlite3.Connection, ref: str, neighbors: bool = False) -> list[dict[str, Any]]:
+def show(db: IndexLike, ref: str, neighbors: bool = False) -> list[dict[str, Any]]:
     """A section (and with `neighbors`, its parent, previous, next and children)."""
-    conn = _connect(db)
-    rows = run_query(conn, get_query(conn, "section"), parse_ref(ref))
-    if not rows:
-        raise MdftsError(f"no section {ref!r} in this index (give an id, or PATH#ANCHOR)")
-    if not neighbors:
-        return rows
-    return run_query(conn, get_query(conn, "neighbors"), {"id": rows[0]["id"]})
+    with _opened(db) as ix:
+        rows = ix.run("section", **parse_ref(ref))
+        if not rows:
+            raise MdftsError(f"no section {ref!r} in this index (give an id, or PATH#ANCHOR)")
+        if not neighbors:
+            return rows
+        return ix.run("neighbors", id=rows[0]["id"])
 
 
-def token(db: Path | sqlite3.Connection, tok: str, limit: int = 20) -> list[dict[str, Any]]:
+def token(db: IndexLike, tok: str, limit: int = 20) -> list[dict[str, Any]]:
     """Sections holding an exact token, case-exact ones first."""
-    conn = _connect(db)
-    return run_query(conn, get_query(conn, "token"), {"token": tok, "limit": limit})
+    with _opened(db) as ix:
+        return ix.run("token", token=tok, limit=limit)
 
 
-def run_named(db: Path | sqlite3.Connection, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-    conn = _connect(db)
-    return run_query(conn, get_query(conn, name), params)
+def run_named(db: IndexLike, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rows of the stored query `name`."""
+    with _opened(db) as ix:
+        return ix.run(name, **params)
 
 
 def _estimate_tokens(text: str) -> int:
     return (len(text) + 3) // 4  # ~4 characters per token for English and code
 
 
-def context(db: Path | sqlite3.Connection, question: str, budget: int = 2000, k: int = 5) -> str:
+def context(db: IndexLike, question: str, budget: int = 2000, k: int = 5) -> str:
     """Prompt-ready markdown: the best sections first, each with its source; parents and
     neighbours only while they fit the budget (in estimated tokens). Says what it left out."""
-    conn = _connect(db)
-    hits = search(conn, question, limit=k)
+    with _opened(db) as ix:
+        return _context(ix, question, budget, k)
+
+
+def _context(ix: Index, question: str, budget: int, k: int) -> str:
+    hits = search(ix, question, limit=k)
     if not hits:
         return f"<!-- mdfts: no section matches {question!r} -->\n"
-    neighbors_q = get_query(conn, "neighbors")
     used = 0
     seen: set[int] = set()
     blocks: list[str] = []
@@ -131,7 +142,7 @@ def context(db: Path | sqlite3.Connection, question: str, budget: int = 2000, k:
     for h in hits:
         if h["id"] not in seen:
             continue
-        for n in run_query(conn, neighbors_q, {"id": h["id"]}):
+        for n in ix.run("neighbors", id=h["id"]):
             if n["relation"] in ("parent", "previous", "next") and n["id"] not in seen:
                 offer(n, [], f"{n['relation']} of match #{h['rank']}")
     if not blocks:
@@ -148,12 +159,14 @@ def context(db: Path | sqlite3.Connection, question: str, budget: int = 2000, k:
     return out
 
 
-def run_named_sql(db: Path | sqlite3.Connection, name: str) -> str:
-    return get_query(_connect(db), name).sql
+def run_named_sql(db: IndexLike, name: str) -> str:
+    """The SQL of the stored query `name`."""
+    with _opened(db) as ix:
+        return ix.sql(name)
 
 
-def list_queries(db: Path | sqlite3.Connection) -> list[dict[str, Any]]:
-    from mdfts.queries import index_queries
-
-    return [{"name": q.name, "params": " ".join(":" + p for p in q.params), "title": q.title}
-            for q in index_queries(_connect(db)).values()]
+def list_queries(db: IndexLike) -> list[dict[str, Any]]:
+    """name, params and title of each stored query."""
+    with _opened(db) as ix:
+        return [{"name": q.name, "params": " ".join(":" + p for p in q.params), "title": q.title}
+                for q in ix.queries.values()]

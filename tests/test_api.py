@@ -1,0 +1,197 @@
+"""The public API: every name in mdfts.__all__ imports from the package root and works twice, no
+submodule shadows one, and the read functions close the connections they open."""
+
+from __future__ import annotations
+
+import pkgutil
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import mdfts
+from mdfts.build import BuildResult
+from mdfts.write import WriteStats
+
+from conftest import FIXTURE_DOCS
+
+REF = "services/payments.md#rollback-procedure"
+
+
+def _hit_fields() -> dict[str, Any]:
+    return dict(rank=1, id=1, path="a.md", heading="A", trail=["A"], anchor="a", level=1, start_line=1,
+                end_line=2, score=1.0, snippet="", content="# A\n")
+
+
+def _calls(db: Path, tmp: Path) -> dict[str, Callable[[], Any]]:
+    """One realistic call of each public callable, on the fixture index."""
+    runs = iter(range(100))
+
+    def index() -> Any:
+        with mdfts.open_index(db) as ix:
+            return (ix.path, ix.meta["documents"], ix.info()["compatible"], len(ix.run("documents", glob="*")))
+
+    return {
+        "open_index": index,
+        "Index": lambda: _closed_after(mdfts.Index(db)),
+        "build_index": lambda: mdfts.build_index([FIXTURE_DOCS], tmp / f"b{next(runs)}.db").stats.sections,
+        "BuildResult": lambda: BuildResult(tmp / "x.db", WriteStats(1, 2, 3, 4), 1).files,
+        "search": lambda: [h["path"] for h in mdfts.search(db, "payments rollback")],
+        "show": lambda: [r["id"] for r in mdfts.show(db, REF, neighbors=True)],
+        "token": lambda: [r["id"] for r in mdfts.token(db, "PAYMENTS_DB_URL")],
+        "context": lambda: mdfts.context(db, "how do I roll back payments?", budget=500),
+        "Hit": lambda: mdfts.Hit(**_hit_fields()),  # type: ignore[typeddict-item]
+        "split_sections": lambda: [s.heading for s in mdfts.split_sections("a.md", "# A\n\ntext\n## B\n").sections],
+        "Document": lambda: mdfts.Document("a.md", "A", {}, "", 0, 1).front_matter_json,
+        "Section": lambda: mdfts.Section(path="a.md", ordinal=0, level=1, heading="A", trail=("A",), anchor="a",
+                                         start_line=1, end_line=1, parent=None, body="# A", text="A").anchor,
+        "ExactToken": lambda: mdfts.ExactToken("PAYMENTS_DB_URL.", "env_var", "text").norm,
+        "MdftsError": lambda: str(mdfts.MdftsError("x")),
+        "SourceError": lambda: str(mdfts.SourceError("a.md", 3, "bad")),
+        "IndexVersionError": lambda: isinstance(mdfts.IndexVersionError("x"), mdfts.MdftsError),
+        "QueryError": lambda: isinstance(mdfts.QueryError("x"), mdfts.MdftsError),
+    }
+
+
+def _closed_after(ix: Any) -> Any:
+    try:
+        return ix.meta["schema_version"]
+    finally:
+        ix.close()
+
+
+def test_all_lists_the_public_api() -> None:
+    assert {"open_index", "Index", "build_index", "search", "MdftsError", "Section", "Document",
+            "__version__"} <= set(mdfts.__all__)
+    assert len(set(mdfts.__all__)) == len(mdfts.__all__)
+
+
+def test_no_submodule_is_named_like_a_public_name() -> None:
+    modules = {m.name for m in pkgutil.iter_modules(mdfts.__path__)}
+    assert "lookup" in modules and "index" in modules
+    assert not modules & set(mdfts.__all__)
+
+
+def test_every_public_callable_works_twice(fixture_db: Path, tmp_path: Path) -> None:
+    calls = _calls(fixture_db, tmp_path)
+    for name in mdfts.__all__:
+        value = getattr(mdfts, name)
+        if name == "__version__":
+            assert isinstance(value, str) and value
+            continue
+        assert callable(value), name
+        assert name in calls, f"{name} is public: give it a call in _calls"
+        first, second = calls[name](), calls[name]()
+        assert first == second, name
+        assert first, name  # something real came back
+        assert getattr(mdfts, name) is value, f"{name} changed between accesses"
+
+
+def test_fresh_interpreter_imports_each_name_twice(fixture_db: Path) -> None:
+    # A process of its own: no other test has imported the submodules first.
+    code = (
+        "import sys, mdfts\n"
+        "for name in mdfts.__all__:\n"
+        "    exec(f'from mdfts import {name} as a')\n"
+        "    exec(f'from mdfts import {name} as b')\n"
+        "    assert a is b, name\n"
+        "hits = [mdfts.search(sys.argv[1], 'payments rollback') for _ in range(2)]\n"
+        "assert hits[0] == hits[1] and hits[0]\n"
+        "print(len(mdfts.__all__))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(fixture_db)], capture_output=True, text=True)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert int(done.stdout) == len(mdfts.__all__)
+
+
+@pytest.fixture
+def opened(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[sqlite3.Connection]]:
+    """Every connection sqlite3.connect hands out while the test runs (real ones, only recorded)."""
+    made: list[sqlite3.Connection] = []
+    real = sqlite3.connect
+
+    def recording(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        conn = real(*args, **kwargs)
+        made.append(conn)
+        return conn
+
+    monkeypatch.setattr(sqlite3, "connect", recording)
+    yield made
+
+
+def _is_closed(conn: sqlite3.Connection) -> bool:
+    try:
+        conn.execute("select 1")
+    except sqlite3.ProgrammingError:
+        return True
+    return False
+
+
+def test_read_functions_close_their_connections(fixture_db: Path, tmp_path: Path,
+                                                 opened: list[sqlite3.Connection]) -> None:
+    from mdfts import lookup
+    from mdfts.browse import generated_settings
+    from mdfts.diff import diff_indexes
+    from mdfts.evaluate import evaluate
+    from mdfts.index import index_info
+
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"q": "payments rollback", "gold": [{"path": "services/payments.md", "line": 1}]}\n')
+    calls: list[Callable[[], Any]] = [
+        lambda: mdfts.search(fixture_db, "payments"),
+        lambda: list(lookup.search_many(fixture_db, ["payments", "rollback"])),
+        lambda: next(iter(lookup.search_many(fixture_db, ["payments", "rollback"]))),  # left unfinished
+        lambda: mdfts.show(fixture_db, REF, neighbors=True),
+        lambda: mdfts.token(fixture_db, "PAYMENTS_DB_URL"),
+        lambda: mdfts.context(fixture_db, "payments rollback"),
+        lambda: lookup.run_named(fixture_db, "documents", {}),
+        lambda: lookup.run_named_sql(fixture_db, "search"),
+        lambda: lookup.list_queries(fixture_db),
+        lambda: index_info(fixture_db),
+        lambda: evaluate(fixture_db, queries),
+        lambda: diff_indexes(fixture_db, fixture_db),
+        lambda: generated_settings([fixture_db]),
+        lambda: mdfts.open_index(fixture_db).__enter__().__exit__(None, None, None),
+    ]
+    for n, call in enumerate(calls):
+        before = len(opened)
+        call()
+        import gc
+
+        gc.collect()  # an unfinished generator is closed when collected
+        assert len(opened) > before, n
+        assert all(_is_closed(c) for c in opened[before:]), f"call {n} left a connection open"
+
+
+def test_a_failed_open_closes_its_connection(tmp_path: Path, opened: list[sqlite3.Connection]) -> None:
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as made:
+        made.execute("create table t (x)")
+    made.close()
+    with pytest.raises(mdfts.IndexVersionError, match="not an mdfts index"):
+        mdfts.open_index(other)
+    assert opened[1:] and all(_is_closed(c) for c in opened[1:])
+
+
+@pytest.mark.parametrize(
+    ("module", "never"),
+    [
+        ("mdfts.index", {"mdfts.write", "mdfts.build", "mdfts.browse", "mdfts.sections", "markdown_it"}),
+        ("mdfts.lookup", {"mdfts.write", "mdfts.build", "mdfts.browse", "mdfts.sections", "markdown_it"}),
+        ("mdfts.browse", {"mdfts.write", "mdfts.build", "mdfts.sections"}),
+        ("mdfts.build", {"mdfts.browse", "mdfts.datasette_plugin", "datasette", "mdfts.lookup"}),
+        ("mdfts.artifact", {"mdfts.write", "mdfts.index", "mdfts.queries"}),
+    ],
+)
+def test_no_backward_imports(module: str, never: set[str]) -> None:
+    """Readers do not load the writer, and the build loads no Datasette settings: both sides
+    share mdfts.artifact instead."""
+    code = f"import sys, {module}; print(' '.join(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(done.stdout.split())
+    assert module in loaded and "mdfts.artifact" in loaded
+    assert not loaded & never
