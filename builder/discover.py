@@ -7,8 +7,8 @@ import fnmatch
 import hashlib
 import os
 import re
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -21,7 +21,21 @@ SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
 @dataclass(frozen=True, slots=True)
 class SourceFile:
     path: str  # relative to the root it came from, "/" separators
-    abspath: Path
+    abspath: Path  # for a file held in memory, its source and path (not a file on disk)
+    data: bytes | None = None  # the bytes of a file held in memory; None: read abspath
+
+
+@dataclass(frozen=True, slots=True)
+class FileSet:
+    """Files already in memory (read from a GitHub tarball), chosen with `wanted()`; a source
+    that discover() takes wherever it takes a folder."""
+
+    name: str  # how mdfts_meta names the source, e.g. github:owner/repo
+    prefix: str  # put before every path when the build has more than one source
+    files: Mapping[str, bytes]  # path relative to the source's root → bytes
+    meta: dict[str, str] = field(default_factory=dict)  # provenance rows for mdfts_meta
+    commit: str = ""
+    commit_time: int = 0  # seconds since the epoch; 0 when unknown
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,12 +87,25 @@ def _selected(relpath: str, include: Sequence[str], exclude: Sequence[str]) -> b
     return any(matches(relpath, p) for p in include) and not any(matches(relpath, p) for p in exclude)
 
 
+def _skipped_dir(name: str) -> bool:
+    return name.startswith(".") or name in SKIP_DIRS
+
+
+def wanted(relpath: str, include: Sequence[str] = DEFAULT_INCLUDE, exclude: Sequence[str] = ()) -> bool:
+    """True when a file at this path below a root is indexed: the walk's rules for a file known
+    only by name (in an archive): no hidden file or folder, no node_modules, and the globs."""
+    *folders, name = relpath.split("/")
+    if name.startswith(".") or any(_skipped_dir(d) for d in folders):
+        return False
+    return _selected(relpath, include, exclude)
+
+
 def _inside(path: Path, root: Path) -> bool:
     return path.is_relative_to(root)
 
 
 def discover(
-    roots: Sequence[Path],
+    roots: Sequence[Path | FileSet],
     include: Sequence[str] = DEFAULT_INCLUDE,
     exclude: Sequence[str] = (),
     skip: Sequence[Path] = (),
@@ -87,24 +114,43 @@ def discover(
 ) -> list[SourceFile]:
     """The markdown files under the roots, sorted by relative path.
 
-    One root: paths are relative to it. Several: relative to their common parent folder.
+    One root: paths are relative to it. Several folders: relative to their common parent folder.
+    A FileSet among several sources: its paths get its prefix, and a lone folder its own name, so
+    sources never collide (two different files at one path fail the build).
     Hidden files and folders, node_modules and the paths in `skip` are left out; a symlink is
     followed only when it points at a file inside its root (folders behind links are not entered).
     A folder that cannot be listed fails the build, or with on_error="skip" is a warning.
     """
     if not roots:
         raise MdftsError("no source folder given")
+    sets = [r for r in roots if isinstance(r, FileSet)]
+    mixed = bool(sets) and len(roots) > 1
     resolved = []
     for root in roots:
+        if isinstance(root, FileSet):
+            continue
         if not root.exists():
             raise MdftsError(f"{root}: no such file or folder")
         resolved.append(root.resolve())
     if len(resolved) == 1:
         base = resolved[0] if resolved[0].is_dir() else resolved[0].parent
-    else:
+        base = base.parent if mixed else base
+    elif resolved:
         base = Path(os.path.commonpath([r if r.is_dir() else r.parent for r in resolved]))
     skipped = {p.resolve() for p in skip}
     found: dict[str, SourceFile] = {}
+    origin: dict[str, str] = {}  # path → the FileSet it came from ("" for a folder)
+
+    def claim(rel: str, source: str) -> bool:
+        """True when `rel` is still free; the same path from two different sources is an error."""
+        if rel not in found:
+            origin[rel] = source
+            return True
+        if origin[rel] != source:
+            names = " and ".join(n or "a folder" for n in (origin[rel], source))
+            raise MdftsError(f"{display(rel)}: two sources ({names}) have a file at this path; "
+                             "give one source, or move one of the files")
+        return False
 
     def add(abspath: Path, root: Path) -> None:
         rel = abspath.relative_to(base).as_posix() if _inside(abspath, base) else abspath.name
@@ -120,7 +166,7 @@ def discover(
                 if warn:
                     warn(f"{display(rel)}: skipped, a symlink that leads outside {root.name or root}")
                 return
-        if real in skipped or rel in found:
+        if real in skipped or not claim(rel, ""):
             return
         found[rel] = SourceFile(rel, abspath)
 
@@ -142,17 +188,16 @@ def discover(
                 if not d.startswith(".") and (here / d).is_symlink() and warn:
                     rel_dir = (here / d).relative_to(root).as_posix()
                     warn(f"{display(rel_dir)}: skipped, a symlink to a folder (not followed)")
-            dirnames[:] = sorted(
-                d for d in dirnames
-                if not d.startswith(".") and d not in SKIP_DIRS and not (here / d).is_symlink()
-            )
+            dirnames[:] = sorted(d for d in dirnames if not _skipped_dir(d) and not (here / d).is_symlink())
             for name in sorted(filenames):
-                if name.startswith("."):
-                    continue
                 abspath = here / name
-                rel = abspath.relative_to(root).as_posix()
-                if _selected(rel, include, exclude):
+                if wanted(abspath.relative_to(root).as_posix(), include, exclude):
                     add(abspath, root)
+    for fs in sets:
+        for rel, data in sorted(fs.files.items()):
+            path = f"{fs.prefix}/{rel}" if mixed else rel
+            if claim(path, fs.name):
+                found[path] = SourceFile(path, Path(fs.name, rel), data)
     return [found[k] for k in sorted(found)]
 
 
@@ -188,7 +233,7 @@ def read_source(source: SourceFile) -> SourceText:
     except UnicodeEncodeError:  # os.walk hands undecodable bytes over as lone surrogates
         raise SourceError(source.path, None, "file name is not valid UTF-8; rename it") from None
     try:
-        data = source.abspath.read_bytes()
+        data = source.abspath.read_bytes() if source.data is None else source.data
     except OSError as err:
         raise SourceError(source.path, None, f"cannot read: {err.strerror or err}") from None
     text = decode(source.path, data)

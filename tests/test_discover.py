@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mdfts.discover import decode, discover, matches
+from mdfts.discover import FileSet, decode, discover, matches, read_source, wanted
 from mdfts.errors import MdftsError, SourceError
 
 
@@ -33,6 +33,19 @@ TREE = [
 def test_default_selection_is_sorted_and_skips_hidden_and_node_modules(tmp_path: Path) -> None:
     root = _tree(tmp_path / "docs", TREE)
     assert _paths([root]) == ["a.markdown", "b/a/deep.md", "b/c.md", "drafts/wip.md", "z.md"]
+
+
+@pytest.mark.parametrize(("include", "exclude"), [(("*.md", "*.markdown"), ()), (("**/*.md",), ("drafts/**", "b/a/*"))])
+def test_wanted_names_what_the_walk_finds(tmp_path: Path, include: tuple[str, ...], exclude: tuple[str, ...]) -> None:
+    root = _tree(tmp_path / "docs", TREE)
+    assert [p for p in sorted(TREE) if wanted(p, include, exclude)] == _paths([root], include=include, exclude=exclude)
+
+
+def test_a_file_set_is_a_source_and_gets_its_prefix_beside_others(tmp_path: Path) -> None:
+    files = FileSet("github:o/r", "o/r/docs", {"b/x.md": b"# X\n", "a.md": b"# A\n"})
+    assert [(f.path, read_source(f).text) for f in discover([files])] == [("a.md", "# A\n"), ("b/x.md", "# X\n")]
+    local = _tree(tmp_path / "runbooks", ["r.md"])
+    assert _paths([local, files]) == ["o/r/docs/a.md", "o/r/docs/b/x.md", "runbooks/r.md"]
 
 
 @pytest.mark.parametrize(
