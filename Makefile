@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 SHARED ?= ../shared
 
-.PHONY: setup sample test lint bench eval stress clean
+.PHONY: setup sample test quick lint bench eval stress clean
 
 $(BIN)/mdfts: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +19,11 @@ sample: setup  ## build the bundled sample docs, show the index, run one search
 	$(BIN)/mdfts info dist/sample-docs.db
 	$(BIN)/mdfts search dist/sample-docs.db "payments rollback PAYMENTS_DB_URL" -k 3
 
-test: setup  ## the whole test suite
+test: setup  ## the whole test suite (what CI runs)
 	$(BIN)/python -m pytest -q
+
+quick: setup  ## the fast subset for the edit loop: no slow, integration, packaging or browser tests
+	$(BIN)/python -m pytest -q -m "not slow and not integration and not packaging and not browser"
 
 lint: setup  ## workflows and action.yml (offline linters), and mypy --strict on the package and bench/
 	$(BIN)/python -m pytest -q tests/test_workflows.py

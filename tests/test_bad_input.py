@@ -146,6 +146,7 @@ def test_odd_file_names_are_indexed_as_written(docs: Path, tmp_path: Path, name:
     assert paths(out) == sorted(["good.md", name])
 
 
+@pytest.mark.slow
 def test_50000_headings(docs: Path, tmp_path: Path) -> None:
     (docs / "many.md").write_text("".join(f"## H{i}\ntext {i}\n" for i in range(50_000)))
     out = tmp_path / "index.db"
@@ -263,6 +264,7 @@ def _old_index(d: Path) -> tuple[Path, bytes]:
     return out, out.read_bytes()
 
 
+@pytest.mark.integration
 def test_unreadable_file(shared_tmp: Path) -> None:
     out, before = _old_index(shared_tmp)
     secret = shared_tmp / "docs" / "secret.md"
@@ -275,6 +277,7 @@ def test_unreadable_file(shared_tmp: Path) -> None:
     assert (done.returncode, done.stderr) == (0, "Warning: secret.md: cannot read: Permission denied; skipped\n")
 
 
+@pytest.mark.integration
 def test_unlistable_folder(shared_tmp: Path) -> None:
     out, before = _old_index(shared_tmp)
     sub = shared_tmp / "docs" / "private"
@@ -286,6 +289,7 @@ def test_unlistable_folder(shared_tmp: Path) -> None:
     assert_kept(out, before)
 
 
+@pytest.mark.integration
 def test_read_only_output_folder(shared_tmp: Path) -> None:
     out, before = _old_index(shared_tmp)
     out.parent.chmod(0o555)
@@ -311,6 +315,7 @@ def _limited_build(docs: Path, out: Path, max_bytes: int) -> subprocess.Complete
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.integration
 def test_disk_full_rlimit(docs: Path, built: Path) -> None:
     before = built.read_bytes()
     (docs / "big.md").write_text(FILL)
@@ -322,6 +327,7 @@ def test_disk_full_rlimit(docs: Path, built: Path) -> None:
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="mounting a tmpfs needs root; test_disk_full_rlimit covers the rest")
+@pytest.mark.integration
 def test_disk_full_tmpfs(docs: Path, tmp_path: Path) -> None:
     mnt = tmp_path / "small"
     mnt.mkdir()
@@ -356,6 +362,7 @@ def _start_slow_build(docs: Path, out: Path) -> subprocess.Popen[str]:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.integration
 def test_interrupted_build_leaves_nothing(docs: Path, built: Path, sig: signal.Signals) -> None:
     before = built.read_bytes()
     proc = _start_slow_build(docs, built)
@@ -365,6 +372,7 @@ def test_interrupted_build_leaves_nothing(docs: Path, built: Path, sig: signal.S
     assert_kept(built, before)
 
 
+@pytest.mark.integration
 def test_sigkill_mid_build_leaves_a_temp_the_next_build_removes(docs: Path, built: Path) -> None:
     before = built.read_bytes()
     proc = _start_slow_build(docs, built)

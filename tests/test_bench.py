@@ -16,6 +16,7 @@ from conftest import FIXTURE_DOCS, run_cli
 FIXTURES = Path(__file__).parent / "fixtures" / "bench"
 
 
+@pytest.mark.integration
 def test_quick_run_writes_every_section(tmp_path: Path) -> None:
     out = tmp_path / "benchmarks.md"
     proc = subprocess.run(
@@ -69,6 +70,7 @@ def test_replicate_keeps_each_roots_name_when_given_several(tmp_path: Path) -> N
     assert not any(n.startswith("r0001/") for n in names)
 
 
+@pytest.mark.integration
 def test_build_peak_reads_vmhwm_of_a_fresh_process(tmp_path: Path) -> None:
     imports = build_peak([], tmp_path / "unused.db")
     built = build_peak([FIXTURES], tmp_path / "x.db")
@@ -86,6 +88,7 @@ def _bench(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True, text=True, timeout=120, cwd=REPO)
 
 
+@pytest.mark.integration
 def test_incremental_command_reports_identical_bytes(tmp_path: Path) -> None:
     proc = _bench("incremental", str(FIXTURES), "--runs", "1", "--changed", "0.5")
     assert proc.returncode == 0, proc.stderr
@@ -95,6 +98,7 @@ def test_incremental_command_reports_identical_bytes(tmp_path: Path) -> None:
     assert row.rstrip().endswith("| yes |")
 
 
+@pytest.mark.integration
 def test_check_corpus_passes_on_a_fresh_index_and_fails_on_a_stale_one(fixture_db: Path, tmp_path: Path) -> None:
     ok = _bench("check-corpus", str(FIXTURE_DOCS), str(fixture_db))
     assert ok.returncode == 0, ok.stdout + ok.stderr
@@ -104,6 +108,7 @@ def test_check_corpus_passes_on_a_fresh_index_and_fails_on_a_stale_one(fixture_d
     assert "ledger.md: index [] != markdown-it [" in stale.stdout
 
 
+@pytest.mark.integration
 def test_alert_queries_name_the_file_and_the_heading(tmp_path: Path) -> None:
     docs = tmp_path / "runbooks"
     docs.mkdir()

@@ -15,6 +15,8 @@ import pytest
 
 from conftest import FIXTURE_DOCS, QUERIES_DIR, REPO
 
+pytestmark = pytest.mark.packaging
+
 SEARCH_SQL = (QUERIES_DIR / "search.sql").read_text(encoding="utf-8").strip() + "\n"
 
 

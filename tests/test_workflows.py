@@ -19,6 +19,8 @@ import yaml
 from gitrepo import git, isolate, make_repo
 from mdfts.cli import cli
 
+pytestmark = pytest.mark.integration
+
 REPO = Path(__file__).resolve().parent.parent
 ACTION = REPO / "action.yml"
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml")) + sorted((REPO / "docs" / "examples").glob("*.yml"))
