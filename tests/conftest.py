@@ -6,10 +6,13 @@ the suite never needs ../shared.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import shutil
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -83,3 +86,58 @@ def require_sqlite3_binary() -> str:
     if path is None:
         pytest.skip("the sqlite3 command-line shell is not installed (apt-get install sqlite3)")
     return path
+
+
+# --- Datasette in process ------------------------------------------------------------------
+
+class InProcessDatasette:
+    """A Datasette set up the way `mdfts serve` sets it up (the same `serve_args`), answered by
+    Datasette's own test client (`datasette.client`) in this process: no port, no subprocess.
+    `others` are databases `mdfts serve` would refuse (not indexes), served beside them."""
+
+    def __init__(self, dbs: Sequence[Path], allow_sql: bool = False, allow_download: bool = False,
+                 time_limit_ms: int = 1000, others: Sequence[Path] = ()) -> None:
+        from datasette.app import Datasette
+
+        from mdfts.browse import serve_args
+
+        args = serve_args(list(dbs), "127.0.0.1", 0, allow_sql, allow_download, time_limit_ms)
+        settings = {name: _setting(value) for flag, name, value in zip(args, args[1:], args[2:])
+                    if flag == "--setting"}
+        immutables = [value for flag, value in zip(args, args[1:]) if flag == "--immutable"]
+        immutables += [str(path) for path in others]
+        self._loop = asyncio.new_event_loop()
+        self.datasette = Datasette(immutables=immutables, settings=settings)
+        self._loop.run_until_complete(self.datasette.invoke_startup())
+
+    def get(self, path: str) -> tuple[int, str]:
+        """(status, body) of a GET of `path` (starting with /); redirects are not followed."""
+        response = self._loop.run_until_complete(self.datasette.client.get(path))
+        return response.status_code, response.text
+
+    def get_json(self, path: str) -> Any:
+        status, body = self.get(path)
+        assert status == 200, body[:500]
+        return json.loads(body)
+
+    def close(self) -> None:
+        self._loop.close()
+
+
+def _setting(value: str) -> bool | int | str:
+    return {"on": True, "off": False}.get(value, int(value) if value.isdigit() else value)
+
+
+@pytest.fixture(scope="module")
+def datasette_client() -> Iterator[Callable[..., InProcessDatasette]]:
+    """Make `InProcessDatasette(dbs, allow_sql=..., ...)` clients; all are closed afterwards."""
+    pytest.importorskip("datasette", reason="Datasette is not installed: pip install -e '.[datasette]'")
+    made: list[InProcessDatasette] = []
+
+    def make(*dbs: Path, **options: Any) -> InProcessDatasette:
+        made.append(InProcessDatasette(dbs, **options))
+        return made[-1]
+
+    yield make
+    for client in made:
+        client.close()

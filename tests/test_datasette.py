@@ -1,5 +1,6 @@
-"""Datasette: the plugin, `mdfts serve` and `mdfts datasette-metadata`, against a real server
-on 127.0.0.1 and a real headless Chromium."""
+"""Datasette: the plugin's hooks in process (Datasette's own client, set up as `mdfts serve`
+sets it up), `mdfts datasette-metadata`, and one real `mdfts serve` on 127.0.0.1 with a real
+headless Chromium."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,8 @@ from mdfts.browse import column_descriptions  # noqa: E402
 from mdfts.build import build_index  # noqa: E402
 from mdfts.cli import cli  # noqa: E402
 from mdfts.errors import MdftsError  # noqa: E402
+
+from conftest import InProcessDatasette  # noqa: E402
 
 FIXTURE_DOCS = Path(__file__).parent / "fixtures" / "datasette"
 SOURCE_URL = "https://example.com/ops/blob/{commit}/{path}#L{start_line}-L{end_line}"
@@ -71,7 +74,14 @@ def mdfts_serve(log: Path, *args: str) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
+def site(index_db: Path, datasette_client: Callable[..., InProcessDatasette]) -> InProcessDatasette:
+    """The index in Datasette, in process, with `mdfts serve`'s defaults."""
+    return datasette_client(index_db)
+
+
+@pytest.fixture(scope="module")
 def server(index_db: Path) -> Iterator[str]:
+    """A real `mdfts serve` of the index on 127.0.0.1: for the smoke test and the browser."""
     with mdfts_serve(index_db.with_name("serve.log"), str(index_db)) as base:
         yield base
 
@@ -101,51 +111,51 @@ def get_json(url: str) -> Any:
     ],
     ids=["words", "error-code", "question"],
 )
-def test_search_query_ranks_the_right_section_first(server: str, q: str, path: str, heading: str,
+def test_search_query_ranks_the_right_section_first(site: InProcessDatasette, q: str, path: str, heading: str,
                                                      lines: tuple[int, int]) -> None:
-    rows = get_json(f"{server}/{DB_NAME}/search.json?" + urllib.parse.urlencode({"q": q, "_shape": "array"}))
+    rows = site.get_json(f"/{DB_NAME}/search.json?" + urllib.parse.urlencode({"q": q, "_shape": "array"}))
     first = rows[0]
     assert (first["path"], first["heading"], first["start_line"], first["end_line"]) == (path, heading, *lines)
 
 
-def test_search_query_takes_a_limit_and_survives_hostile_text(server: str) -> None:
-    rows = get_json(f"{server}/{DB_NAME}/search.json?q=payments&limit=1&_shape=array")
+def test_search_query_takes_a_limit_and_survives_hostile_text(site: InProcessDatasette) -> None:
+    rows = site.get_json(f"/{DB_NAME}/search.json?q=payments&limit=1&_shape=array")
     assert len(rows) == 1
     for q in ['"', "NEAR(", "path:", "'; drop table sections; --", ""]:
-        assert isinstance(get_json(f"{server}/{DB_NAME}/search.json?"
+        assert isinstance(site.get_json(f"/{DB_NAME}/search.json?"
                                    + urllib.parse.urlencode({"q": q, "_shape": "array"})), list)
 
 
-def test_table_search_box_filters_sections(server: str) -> None:
-    everything = get_json(f"{server}/{DB_NAME}/sections.json?_shape=array&_col=heading")
-    found = get_json(f"{server}/{DB_NAME}/sections.json?_search=exporter&_shape=array&_col=heading")
+def test_table_search_box_filters_sections(site: InProcessDatasette) -> None:
+    everything = site.get_json(f"/{DB_NAME}/sections.json?_shape=array&_col=heading")
+    found = site.get_json(f"/{DB_NAME}/sections.json?_search=exporter&_shape=array&_col=heading")
     assert len(everything) == 9
     assert [r["heading"] for r in found] == ["Restarting the exporter"]
 
 
-def test_stored_queries_come_from_the_index(server: str, index_db: Path) -> None:
-    db = get_json(f"{server}/{DB_NAME}.json")
+def test_stored_queries_come_from_the_index(site: InProcessDatasette, index_db: Path) -> None:
+    db = site.get_json(f"/{DB_NAME}.json")
     assert sorted(q["name"] for q in db["queries"]) == ["neighbors", "outline", "search", "section", "token"]
-    rows = get_json(f"{server}/{DB_NAME}/token.json?token=e1027&_shape=array")
+    rows = site.get_json(f"/{DB_NAME}/token.json?token=e1027&_shape=array")
     assert [(r["path"], r["heading"], r["exact"]) for r in rows] == [
         ("reference/error-codes.md", "E1027", 0), ("runbooks/payments.md", "Rollback procedure", 0)]
     section_id = rows[1]["id"]
-    around = get_json(f"{server}/{DB_NAME}/neighbors.json?id={section_id}&_shape=array")
+    around = site.get_json(f"/{DB_NAME}/neighbors.json?id={section_id}&_shape=array")
     assert [(r["relation"], r["heading"]) for r in around] == [
         ("self", "Rollback procedure"), ("parent", "Payments runbook"),
         ("previous", "Payments runbook"), ("next", "Scaling the workers")]
 
 
-def test_helper_tables_are_hidden_and_sections_searchable(server: str) -> None:
-    tables = {t["name"]: t for t in get_json(f"{server}/{DB_NAME}.json")["tables"]}
+def test_helper_tables_are_hidden_and_sections_searchable(site: InProcessDatasette) -> None:
+    tables = {t["name"]: t for t in site.get_json(f"/{DB_NAME}.json")["tables"]}
     hidden = sorted(name for name, t in tables.items() if t["hidden"])
     assert hidden == ["mdfts_stopwords", "mdfts_synonyms", "sections_fts", "sections_fts_config",
                       "sections_fts_data", "sections_fts_docsize", "sections_fts_idx", "term_df", "token_df"]
     assert tables["sections"]["fts_table"] == "sections_fts"
 
 
-def test_sections_have_default_facets(server: str) -> None:
-    facets = get_json(f"{server}/{DB_NAME}/sections.json?_size=1")["facet_results"]
+def test_sections_have_default_facets(site: InProcessDatasette) -> None:
+    facets = site.get_json(f"/{DB_NAME}/sections.json?_size=1")["facet_results"]
     assert list(facets) == ["path", "level", "env_vars", "cli_flags", "error_codes"]
     assert facets["error_codes"]["type"] == "array"
     assert {r["value"] for r in facets["error_codes"]["results"]} == {"E1027", "E2001"}
@@ -156,54 +166,64 @@ def test_sections_have_default_facets(server: str) -> None:
     [f"/{DB_NAME}.json?sql=select+1", f"/{DB_NAME}?sql=select+1", f"/{DB_NAME}.db"],
     ids=["sql-json", "sql-html", "download"],
 )
-def test_arbitrary_sql_and_download_are_refused(server: str, path: str) -> None:
-    status, _ = get(server + path)
+def test_arbitrary_sql_and_download_are_refused(site: InProcessDatasette, path: str) -> None:
+    status, _ = site.get(path)
     assert status == 403
 
 
-def test_allow_sql_opts_in(index_db: Path, tmp_path: Path) -> None:
-    with mdfts_serve(tmp_path / "serve.log", str(index_db), "--allow-sql") as base:
-        rows = get_json(f"{base}/{DB_NAME}.json?sql=select+count(*)+as+n+from+sections&_shape=array")
-        assert rows == [{"n": 9}]
-        assert get(f"{base}/{DB_NAME}.db")[0] == 403
+def test_allow_sql_opts_in(index_db: Path, datasette_client: Callable[..., InProcessDatasette]) -> None:
+    site = datasette_client(index_db, allow_sql=True)
+    rows = site.get_json(f"/{DB_NAME}.json?sql=select+count(*)+as+n+from+sections&_shape=array")
+    assert rows == [{"n": 9}]
+    assert site.get(f"/{DB_NAME}.db")[0] == 403
 
 
-def test_plugin_leaves_other_databases_alone(index_db: Path, tmp_path: Path) -> None:
-    import asyncio
-
-    from datasette.app import Datasette
-
+def test_plugin_leaves_other_databases_alone(index_db: Path, tmp_path: Path,
+                                             datasette_client: Callable[..., InProcessDatasette]) -> None:
     other = tmp_path / "notes.db"
     with sqlite3.connect(other) as db:
         db.execute("create table sections (id integer primary key, path text, body text)")
         db.execute("insert into sections values (1, 'a.md', '# Title')")
     db.close()
-
-    async def fetch() -> tuple[Any, Any, str]:
-        ds = Datasette(immutables=[str(other), str(index_db)])
-        await ds.invoke_startup()
-        mine = (await ds.client.get(f"/{DB_NAME}.json")).json()
-        theirs = (await ds.client.get("/notes.json")).json()
-        page = (await ds.client.get("/notes/sections")).text
-        return mine, theirs, page
-
-    mine, theirs, page = asyncio.run(fetch())
-    assert len(mine["queries"]) == 5
-    assert theirs["queries"] == []
+    site = datasette_client(index_db, others=[other])
+    assert len(site.get_json(f"/{DB_NAME}.json")["queries"]) == 5
+    assert site.get_json("/notes.json")["queries"] == []
+    _, page = site.get("/notes/sections")
     assert '<td class="col-body type-str"># Title</td>' in page and "mdfts.css" not in page
+
+
+def test_plugin_serves_its_css_to_index_pages_only(site: InProcessDatasette) -> None:
+    status, css = site.get("/-/mdfts.css")
+    assert status == 200 and ".mdfts-body {" in css
+    assert '/-/mdfts.css"' in site.get(f"/{DB_NAME}/sections")[1]
+
+
+# --- one real server ----------------------------------------------------------------------
+
+@pytest.mark.integration
+def test_mdfts_serve_answers_on_localhost_and_refuses_sql(server: str) -> None:
+    """The smoke test of the real thing: `mdfts serve` starts Datasette with the plugin, on
+    127.0.0.1, with arbitrary SQL and downloads off."""
+    assert server.startswith("http://127.0.0.1:")
+    rows = get_json(f"{server}/{DB_NAME}/search.json?q=payments+rollback&_shape=array")
+    assert (rows[0]["path"], rows[0]["heading"]) == ("runbooks/payments.md", "Rollback procedure")
+    assert get(f"{server}/{DB_NAME}.json?sql=select+1")[0] == 403
+    assert get(f"{server}/{DB_NAME}.db")[0] == 403
+    status, page = get(f"{server}/{DB_NAME}/sections?_search=exporter")
+    assert status == 200 and 'class="mdfts-source"' in page
 
 
 # --- rendered sections and source links ---------------------------------------------------
 
-def test_section_markdown_is_rendered_and_raw_html_escaped(server: str) -> None:
-    status, page = get(f"{server}/{DB_NAME}/search?q=E2001")
+def test_section_markdown_is_rendered_and_raw_html_escaped(site: InProcessDatasette) -> None:
+    status, page = site.get(f"/{DB_NAME}/search?q=E2001")
     assert status == 200
     assert '<div class="mdfts-body"><h2>E2001</h2>' in page
     assert "&lt;script&gt;alert" in page and '<script>alert("not run")' not in page
 
 
-def test_each_section_links_to_its_source_lines(server: str) -> None:
-    _, page = get(f"{server}/{DB_NAME}/sections?_search=exporter")
+def test_each_section_links_to_its_source_lines(site: InProcessDatasette) -> None:
+    _, page = site.get(f"/{DB_NAME}/sections?_search=exporter")
     assert ('<a class="mdfts-source" href="https://example.com/ops/blob/HEAD/runbooks/billing.md#L5-L9" '
             'title="source, lines 5–9">runbooks/billing.md</a>') in page
 
@@ -312,6 +332,7 @@ def _chromium() -> tuple[str, str] | None:
 
 @pytest.mark.skipif(_chromium() is None, reason="chromium and chromedriver are not installed "
                     "(apt-get install chromium chromium-driver; .ci/run does)")
+@pytest.mark.browser
 def test_browser_search_page_shows_the_expected_section_first(server: str, tmp_path: Path) -> None:
     webdriver = pytest.importorskip("selenium.webdriver")
     from selenium.webdriver.chrome.service import Service
