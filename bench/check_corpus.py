@@ -13,7 +13,6 @@ import sqlite3
 from pathlib import Path
 
 import click
-
 from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import heapq
 import json
-import math
 import os
 import platform
 import random
@@ -30,8 +29,16 @@ import click
 
 from bench import incremental
 from bench.common import (
-    SAMPLE, build_peak, corpus_bytes, corpus_files, default_corpus, log, md_table, percentile,
-    portable_command, replicate,
+    SAMPLE,
+    build_peak,
+    corpus_bytes,
+    corpus_files,
+    default_corpus,
+    log,
+    md_table,
+    percentile,
+    portable_command,
+    replicate,
 )
 from mdfts.build import build_index
 from mdfts.index import connect
@@ -137,8 +144,8 @@ def _probes(timings: dict[str, float]) -> Iterator[None]:
         return timed
 
     saved = {name: getattr(sections, name) for name in ("parse_blocks", "extract_tokens")}
-    setattr(sections, "parse_blocks", probe("parse", saved["parse_blocks"]))
-    setattr(sections, "extract_tokens", probe("tokens", saved["extract_tokens"]))
+    sections.parse_blocks = probe("parse", saved["parse_blocks"])
+    sections.extract_tokens = probe("tokens", saved["extract_tokens"])
     try:
         yield
     finally:

@@ -13,9 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from mdfts.artifact import (
-    COLUMN_NOTES, KIND_COLUMNS, StoredQuery, check_index, is_index, read_meta, read_stored_queries,
+    COLUMN_NOTES,
+    KIND_COLUMNS,
+    StoredQuery,
+    check_index,
+    is_index,
+    read_meta,
+    read_stored_queries,
 )
-from mdfts.errors import MdftsError, IndexVersionError
+from mdfts.errors import IndexVersionError, MdftsError
+
 # Tables a reader never needs to browse: the ranking's lookup tables. Datasette hides the
 # sections_fts* tables by itself.
 HIDDEN_TABLES = ("term_df", "token_df", "mdfts_stopwords", "mdfts_synonyms")

@@ -11,8 +11,8 @@ from pathlib import Path
 from mdfts.artifact import check_source_url
 from mdfts.discover import DEFAULT_INCLUDE, SourceFile, discover, read_source
 from mdfts.errors import MdftsError, SourceError
-from mdfts.provenance import artifact_version as _artifact_version, read_provenance
 from mdfts.index import open_index
+from mdfts.provenance import artifact_version as _artifact_version, read_provenance
 from mdfts.queries import package_queries
 from mdfts.sections import split_sections
 from mdfts.write import IndexWriter, WriteStats, add_time

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import time
@@ -12,8 +11,8 @@ from typing import Any
 
 import click
 
-from mdfts.errors import MdftsError
 from mdfts import output
+from mdfts.errors import MdftsError
 
 
 class MdftsGroup(click.Group):

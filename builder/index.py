@@ -9,7 +9,12 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from mdfts.artifact import (
-    APPLICATION_ID, SCHEMA_VERSION, StoredQuery, check_index, read_meta, read_stored_queries,
+    APPLICATION_ID,
+    SCHEMA_VERSION,
+    StoredQuery,
+    check_index,
+    read_meta,
+    read_stored_queries,
 )
 from mdfts.errors import IndexVersionError, MdftsError
 from mdfts.queries import pick_query, run_query

@@ -12,9 +12,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from mdfts.errors import MdftsError
-
 from mdfts.artifact import APPLICATION_ID, KIND_COLUMNS, SCHEMA_VERSION, TOKENIZER, load_sql
+from mdfts.errors import MdftsError
 
 if TYPE_CHECKING:
     from mdfts.sections import Document

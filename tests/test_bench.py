@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.common import REPO, build_peak, md_table, percentile, portable_command, replicate
+
 from conftest import FIXTURE_DOCS, run_cli
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bench"

@@ -8,18 +8,15 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from markdown_it import MarkdownIt
 
 from mdfts.build import build_index
-from mdfts.index import connect
 from mdfts.errors import QueryError
-from mdfts.queries import package_queries, run_query
-from mdfts.queries import clean_text
+from mdfts.index import connect
+from mdfts.queries import clean_text, package_queries, run_query
 from mdfts.sections import split_lines, split_sections
 from mdfts.tokens import extract_tokens, normalize
 

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gitrepo import EPOCH, FIXTURE_TREE, commit_all, git, isolate, make_repo
 import mdfts
 from mdfts.build import build_index
 from mdfts.cli import cli
+
+from gitrepo import EPOCH, FIXTURE_TREE, commit_all, git, isolate, make_repo
 
 
 def _meta(db: Path) -> dict[str, str]:

@@ -9,14 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
+from mdfts.artifact import StoredQuery
 from mdfts.errors import QueryError
 from mdfts.index import connect
-from mdfts.artifact import StoredQuery
-from mdfts.queries import package_queries, parse_query, run_query, sql_params
 from mdfts.lookup import search, token
+from mdfts.queries import package_queries, parse_query, run_query, sql_params
 
 from conftest import QUERIES_DIR, require_sqlite3_binary, run_cli
 

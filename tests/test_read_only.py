@@ -16,8 +16,8 @@ from click.testing import CliRunner
 from mdfts.build import build_index
 from mdfts.cli import cli
 from mdfts.index import open_index
-from mdfts.queries import index_queries, package_queries, run_query
 from mdfts.lookup import search
+from mdfts.queries import index_queries, package_queries, run_query
 
 DOC = """# Payments
 

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gitrepo import EPOCH, FIXTURE_TREE, git, isolate, make_repo
 from mdfts.build import build_index
 from mdfts.cli import cli
+
+from gitrepo import EPOCH, FIXTURE_TREE, git, isolate, make_repo
 
 
 @pytest.fixture(autouse=True)

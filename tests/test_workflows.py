@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
-from gitrepo import git, isolate, make_repo
 from mdfts.cli import cli
+
+from gitrepo import git, isolate, make_repo
 
 pytestmark = pytest.mark.integration
 
