@@ -31,6 +31,7 @@ def main(db: Path, limit: int) -> None:
     step = max(1, len(rows) // limit)
     for i, (path, heading, line) in enumerate(rows[::step][:limit]):
         stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-        q = {"id": f"alert-{i}", "q": f"{stem} {heading.lower()}", "gold": [{"path": path, "line": line}], "kind": "alert"}
+        q = {"id": f"alert-{i}", "q": f"{stem} {heading.lower()}", "gold": [{"path": path, "line": line}],
+             "kind": "alert"}
         click.echo(json.dumps(q))
     conn.close()

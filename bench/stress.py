@@ -55,7 +55,8 @@ def memory(corpora: Sequence[Path], factors: Sequence[int], work: Path) -> list[
         chunk = "".join(f"## Step {i}\n\n{para}\n" for i in range(100))
         (one / "big.md").write_text("# Big\n\n" + chunk * (mb * 2**20 // len(chunk) + 1))
         peak = build_peak([one], work / f"one{mb}.db")
-        rows.append(f"| one {mb} MB file | {mb} MB | {mb} MB | {peak.sections:,} | {peak.rss_mb:.0f} MB | {peak.seconds:.1f} s | "
+        rows.append(f"| one {mb} MB file | {mb} MB | {mb} MB | {peak.sections:,} | {peak.rss_mb:.0f} MB | "
+                    f"{peak.seconds:.1f} s | "
                     f"{(work / f'one{mb}.db').stat().st_size / 2**20:.1f} MB |")
         shutil.rmtree(one)
     return rows

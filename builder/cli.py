@@ -55,7 +55,8 @@ def cli() -> None:
 @click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output", "out", required=True, type=click.Path(path_type=Path, dir_okay=False),
               help="The .db file to write (replaced atomically).")
-@click.option("--include", multiple=True, metavar="GLOB", help="Files to index (default: *.md, *.markdown). Repeatable.")
+@click.option("--include", multiple=True, metavar="GLOB",
+              help="Files to index (default: *.md, *.markdown). Repeatable.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Files to leave out, e.g. 'drafts/**'. Repeatable.")
 @click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True,
               help="On an unreadable file: fail the build (keeping the old index), or warn and skip it.")
@@ -126,7 +127,8 @@ def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclud
 @click.option("--max-section-chars", type=click.IntRange(1), default=8000, show_default=True,
               help="Flag sections longer than this.")
 @click.option("--ignore", multiple=True, metavar="RULE", help="Leave out a rule, e.g. empty-section. Repeatable.")
-@click.option("--include", multiple=True, metavar="GLOB", help="Files to check (default: *.md, *.markdown). Repeatable.")
+@click.option("--include", multiple=True, metavar="GLOB",
+              help="Files to check (default: *.md, *.markdown). Repeatable.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Files to leave out. Repeatable.")
 def check(sources: tuple[Path, ...], fmt: str, fail_on: str, max_section_chars: int, ignore: tuple[str, ...],
           include: tuple[str, ...], exclude: tuple[str, ...]) -> None:
@@ -237,7 +239,8 @@ def _hits_text(hits: Sequence[Mapping[str, Any]]) -> str:
 @cli.command()
 @click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
 @click.argument("query", required=False)
-@click.option("-k", "--limit", "k", type=click.IntRange(1, 1000), default=10, show_default=True, help="Results per query.")
+@click.option("-k", "--limit", "k", type=click.IntRange(1, 1000), default=10, show_default=True,
+              help="Results per query.")
 @click.option("--queries", "queries_file", type=click.File("r", encoding="utf-8", errors="replace"),
               help="Run every line of this file as a query (- for stdin); prints JSON Lines.")
 @click.option("--json", "as_json", is_flag=True, help="JSON: an array, or with --queries one object a line.")
@@ -365,7 +368,8 @@ def query(db: Path, name: str | None, params: tuple[str, ...], as_json: bool, sh
 @click.argument("question")
 @click.option("--budget", type=click.IntRange(50, 1_000_000), default=2000, show_default=True,
               help="Rough size limit in LLM tokens (~4 characters each).")
-@click.option("-k", "--limit", "k", type=click.IntRange(1, 100), default=5, show_default=True, help="Matches to consider.")
+@click.option("-k", "--limit", "k", type=click.IntRange(1, 100), default=5, show_default=True,
+              help="Matches to consider.")
 def context(db: Path, question: str, budget: int, k: int) -> None:
     """Print prompt-ready markdown for QUESTION: best sections first, each with its source.
 
