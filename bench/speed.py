@@ -7,6 +7,7 @@ is compared with, so a busy machine moves both. Run `python -m bench speed --hel
 from __future__ import annotations
 
 import contextlib
+import functools
 import heapq
 import json
 import os
@@ -145,8 +146,8 @@ def _probes(timings: dict[str, float]) -> Iterator[None]:
         return timed
 
     saved = {name: getattr(sections, name) for name in ("parse_blocks", "extract_tokens")}
-    sections.parse_blocks = probe("parse", saved["parse_blocks"])
-    sections.extract_tokens = probe("tokens", saved["extract_tokens"])
+    for name, label in (("parse_blocks", "parse"), ("extract_tokens", "tokens")):
+        setattr(sections, name, probe(label, saved[name]))  # imported names, not mdfts.sections API
     try:
         yield
     finally:
@@ -189,7 +190,7 @@ def bench_build(corpus: Path, work: Path, s: Settings) -> dict[str, Any]:
         floors.append(commonmark_floor(texts))
         timings: dict[str, float] = {}
         with _probes(timings):
-            wall, cpu, result = _clocked(lambda: build_index([corpus], out, timings=timings))
+            wall, cpu, result = _clocked(functools.partial(build_index, [corpus], out, timings=timings))
         timings["sections"] -= timings.get("parse", 0.0) + timings.get("tokens", 0.0)
         builds.append((wall, cpu))
         stage_runs.append(timings)
@@ -471,7 +472,7 @@ def run(corpora: Sequence[Path], s: Settings, work: Path, command: str) -> Repor
     for n in s.sizes:
         tree = replicate(Path(first["path"]), work / f"q{n}", until_sections=n, sections_of=counts)
         db = work / f"q{n}.db"
-        seconds, res = _timed(lambda: build_index([tree], db))
+        seconds, res = _timed(functools.partial(build_index, [tree], db))
         shutil.rmtree(tree, ignore_errors=True)
         log(f"query index: {res.stats.sections:,} sections, built in {seconds:.1f}s")
         rows, p = bench_queries(db, res.stats.sections, s)

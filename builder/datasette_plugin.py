@@ -87,7 +87,7 @@ def extra_css_urls(database: str | None, datasette: Any) -> list[str]:
 
 def _row_dict(row: Any) -> dict[str, Any]:
     try:
-        return dict(zip(row.keys(), row))
+        return dict(zip(row.keys(), row, strict=True))
     except (AttributeError, TypeError):
         return {}
 

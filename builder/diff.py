@@ -61,7 +61,7 @@ STATUSES = ("added", "removed", "changed")
 def _rows(db: sqlite3.Connection, name: str) -> list[dict[str, Any]]:
     cur = db.execute(load_sql(name))
     cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, row)) for row in cur]
+    return [dict(zip(cols, row, strict=True)) for row in cur]
 
 
 def _lines(start: int | None, end: int | None) -> list[int] | None:

@@ -79,7 +79,7 @@ def evaluate(db: Path, queries_file: Path, k: int = 10) -> dict[str, Any]:
     per_query, rows = [], []
     with open_index(db) as ix:
         searched = [hits for _, hits in ix.search_many((q["q"] for q in qs), limit=k)]
-    for q, hits in zip(qs, searched):
+    for q, hits in zip(qs, searched, strict=True):
         r = rank_of(hits, q["gold"], k)
         file_hit = bool(hits) and hits[0]["path"] in {g["path"] for g in q["gold"]}
         chars = len(hits[0]["content"]) if hits else None

@@ -9,12 +9,12 @@ import contextlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypedDict, Union
+from typing import Any, TypedDict
 
 from mdfts.errors import MdftsError
 from mdfts.index import Index, open_index
 
-IndexLike = Union[Index, Path, str]
+IndexLike = Index | Path | str
 
 
 class Hit(TypedDict):

@@ -7,6 +7,7 @@ the suite never needs ../shared.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import shutil
 import sqlite3
@@ -102,9 +103,9 @@ class InProcessDatasette:
         from mdfts.browse import serve_args
 
         args = serve_args(list(dbs), "127.0.0.1", 0, allow_sql, allow_download, time_limit_ms)
-        settings = {name: _setting(value) for flag, name, value in zip(args, args[1:], args[2:])
+        settings = {name: _setting(value) for flag, name, value in zip(args, args[1:], args[2:], strict=False)
                     if flag == "--setting"}
-        immutables = [value for flag, value in zip(args, args[1:]) if flag == "--immutable"]
+        immutables = [value for flag, value in itertools.pairwise(args) if flag == "--immutable"]
         immutables += [str(path) for path in others]
         self._loop = asyncio.new_event_loop()
         self.datasette = Datasette(immutables=immutables, settings=settings)

@@ -6,6 +6,7 @@ run for the issue was `MDFTS_FUZZ_EXAMPLES=100000 pytest tests/test_fuzz.py`.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 
@@ -61,7 +62,7 @@ def _check_tiling(text: str, body_start: int) -> None:
         return
     secs = doc.sections
     assert secs[0].start_line == first + 1
-    for a, b in zip(secs, secs[1:]):
+    for a, b in itertools.pairwise(secs):
         assert b.start_line == a.end_line + 1
     assert secs[-1].end_line == len(lines)
     for s in secs:

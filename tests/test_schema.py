@@ -107,7 +107,7 @@ def test_kind_columns_hold_json_arrays_that_match_the_tokens_table(fixture_conn:
         by_column.setdefault((sid, KIND_COLUMNS[kind]), set()).add(token)
     cols = list(KIND_COLUMNS.values())
     for row in fixture_conn.execute(f"select id, {', '.join(cols)} from sections"):
-        for col, value in zip(cols, row[1:]):
+        for col, value in zip(cols, row[1:], strict=True):
             arr = json.loads(value)
             assert arr == sorted(set(arr))
             assert set(arr) == by_column.get((row[0], col), set())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -131,7 +132,7 @@ def test_body_is_the_lines_of_the_section(name: str) -> None:
     for s in doc.sections:
         assert s.body == "\n".join(lines[s.start_line - 1 : s.end_line])
     # Sections tile the file from the first section to the end, without gaps or overlaps.
-    for a, b in zip(doc.sections, doc.sections[1:]):
+    for a, b in itertools.pairwise(doc.sections):
         assert a.end_line + 1 == b.start_line
     assert doc.sections[-1].end_line == len(lines)
 
