@@ -25,7 +25,8 @@ test: setup  ## the whole test suite (what CI runs)
 quick: setup  ## the fast subset for the edit loop: no slow, integration, packaging or browser tests
 	$(BIN)/python -m pytest -q -m "not slow and not integration and not packaging and not browser"
 
-lint: setup  ## workflows and action.yml (offline linters), and mypy --strict on the package and bench/
+lint: setup  ## ruff; workflows and action.yml (offline linters); mypy --strict on the package and bench/
+	$(BIN)/python -m ruff check builder bench tests
 	$(BIN)/python -m pytest -q tests/test_workflows.py
 	rm -rf build/mypy && mkdir -p build/mypy && ln -s ../../builder build/mypy/mdfts
 	MYPYPATH=build/mypy $(BIN)/python -m mypy -p mdfts -p bench
