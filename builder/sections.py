@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -43,7 +44,8 @@ class Document:
 
     @property
     def front_matter_json(self) -> str:
-        return json.dumps(self.front_matter, sort_keys=True, ensure_ascii=False, default=str)
+        # allow_nan=False: front matter is made JSON-ready when parsed; a NaN here is a bug.
+        return json.dumps(self.front_matter, sort_keys=True, ensure_ascii=False, default=str, allow_nan=False)
 
 
 def split_lines(text: str) -> list[str]:
@@ -75,23 +77,108 @@ class _Slugger:
 _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _front_matter(path: str, content: str) -> dict[str, Any]:
-    if not content.strip():
-        return {}
+# Front matter is a few lines of metadata: anything deeper or bigger is hostile, and PyYAML's
+# pure loader (the error-line fallback) and json.dumps recurse once per level.
+MAX_FRONT_MATTER_DEPTH = 64
+# What the data may weigh once aliases are expanded (nodes plus scalar characters) beyond twice
+# the text: a 320-byte "billion laughs" of nine aliases a level expands 9^8-fold, and json.dumps
+# writes every copy out.
+FRONT_MATTER_ALIAS_ALLOWANCE = 100_000
+
+
+def _check_yaml_shape(path: str, content: str) -> None:
+    """Refuse front matter nested too deep, or whose aliases expand it past its allowance.
+
+    One pass over libyaml's events (iterative, linear), before anything is built from them.
+    A YAML syntax error is left to the loader, which names its line.
+    """
+    limit = 2 * len(content) + FRONT_MATTER_ALIAS_ALLOWANCE
+    anchors: dict[str, int] = {}  # anchor → weight of the node it names, once closed
+    stack: list[list[Any]] = [[None, 0]]  # open collections: [anchor, weight so far]
+    total = 0
     try:
-        data = yaml.load(content, Loader=_FAST_LOADER)
+        for ev in yaml.parse(content, Loader=_FAST_LOADER):
+            line = ev.start_mark.line + 2 if ev.start_mark is not None else 2  # +1 for the opening ---
+            weight = 0
+            if isinstance(ev, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                if len(stack) > MAX_FRONT_MATTER_DEPTH:
+                    raise SourceError(path, line, f"front matter nests deeper than {MAX_FRONT_MATTER_DEPTH} levels")
+                stack.append([ev.anchor, 1])
+                continue
+            if isinstance(ev, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                anchor, weight = stack.pop()
+                if anchor is not None:
+                    anchors[anchor] = weight
+                stack[-1][1] += weight
+                continue
+            if isinstance(ev, yaml.ScalarEvent):
+                weight = 1 + len(ev.value)
+                if ev.anchor is not None:
+                    anchors[ev.anchor] = weight
+            elif isinstance(ev, yaml.AliasEvent):
+                if ev.anchor not in anchors and any(f[0] == ev.anchor for f in stack):
+                    raise SourceError(path, line, "front matter has a YAML alias inside its own anchor")
+                weight = anchors.get(ev.anchor, 0)  # an undefined alias is the loader's error
+            else:
+                continue
+            stack[-1][1] += weight
+            total += weight
+            if total > limit:
+                raise SourceError(path, line, "front matter is too large once its YAML aliases are expanded")
+    except yaml.YAMLError:
+        return
+
+
+def _json_key(key: Any) -> str:
+    # json.dumps's own spelling of the keys it accepts; sort_keys needs one type.
+    if isinstance(key, str):
+        return key
+    if key is None or isinstance(key, bool):
+        return {None: "null", True: "true", False: "false"}[key]
+    return str(key)
+
+
+def _json_ready(value: Any) -> Any:
+    """`value` with every mapping key a str and non-finite floats as YAML spells them (".inf"):
+    JSON has no Infinity or NaN, and json.dumps would write them anyway. Depth is bounded by
+    _check_yaml_shape."""
+    if isinstance(value, dict):
+        return {_json_key(k): _json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return ".nan" if math.isnan(value) else ".inf" if value > 0 else "-.inf"
+    return value
+
+
+def _load_yaml(path: str, content: str) -> Any:
+    try:
+        return yaml.load(content, Loader=_FAST_LOADER)
     except yaml.YAMLError:
         try:
-            data = yaml.load(content, Loader=yaml.SafeLoader)
+            return yaml.load(content, Loader=yaml.SafeLoader)
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
             line = mark.line + 2 if mark is not None else 2  # +1 for 1-based, +1 for the opening ---
             raise SourceError(path, line, "front matter is not valid YAML") from None
+
+
+def _front_matter(path: str, content: str) -> dict[str, Any]:
+    if not content.strip():
+        return {}
+    _check_yaml_shape(path, content)
+    try:
+        data = _load_yaml(path, content)
+    except RecursionError:  # _check_yaml_shape bounds the depth; this is a last line of defence
+        raise SourceError(path, 2, f"front matter nests deeper than {MAX_FRONT_MATTER_DEPTH} levels") from None
+    except ValueError:  # int("1" * 5000): more digits than Python converts
+        raise SourceError(path, 2, "front matter is not valid YAML (a value Python cannot convert)") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise SourceError(path, 2, f"front matter is not a mapping (it is a {type(data).__name__})")
-    return {str(k): v for k, v in data.items()}
+    ready: dict[str, Any] = _json_ready(data)
+    return ready
 
 
 _TAGS = re.compile(r"<[^<>]*>")  # [^<>]: a run of unclosed "<" stays linear

@@ -6,6 +6,7 @@ byte-identical and that no temp file is left beside it.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -69,6 +70,14 @@ def assert_kept(out: Path, before: bytes) -> None:
     assert temps(out) == []
 
 
+# A 320-byte "billion laughs": nine strings, then seven levels of nine aliases of the level before
+# (9^8 strings once expanded: a 351 MB index and 1 GB of memory before it was refused).
+ALIAS_BOMB = ("---\na: &a [" + ", ".join(['"lol"'] * 9) + "]\n" + "".join(
+    f"{n}: &{n} [{', '.join(['*' + p] * 9)}]\n" for p, n in zip("abcdefg", "bcdefgh")
+) + "---\n# ok\n").encode()
+# 1,000 nested flow lists: PyYAML's pure loader (the error-line fallback) raised RecursionError.
+DEEP_YAML = b"---\nx: " + b"[" * 1000 + b"]" * 1000 + b"\n---\n# ok\n"
+
 # -- files that fail the build ------------------------------------------------------------------
 
 FAILING = [
@@ -81,6 +90,11 @@ FAILING = [
     ("bad.md", b"---\njust words\n---\n# ok\n", "bad.md:2: front matter is not a mapping (it is a str)"),
     ("bad\nname.md", b"# ok\n\xff\n", "bad\\nname.md:2: not valid UTF-8"),
     (b"bad\xff.md", b"# ok\n", "bad\\udcff.md: file name is not valid UTF-8; rename it"),
+    ("bad.md", ALIAS_BOMB, "bad.md:6: front matter is too large once its YAML aliases are expanded"),
+    ("bad.md", DEEP_YAML, "bad.md:2: front matter nests deeper than 64 levels"),
+    ("bad.md", b"---\na: &a [1, *a]\n---\n# ok\n", "bad.md:2: front matter has a YAML alias inside its own anchor"),
+    ("bad.md", b"---\nn: " + b"1" * 5000 + b"\n---\n# ok\n",
+     "bad.md:2: front matter is not valid YAML (a value Python cannot convert)"),
 ]
 
 
@@ -88,7 +102,8 @@ FAILING = [
     ("name", "content", "error"),
     FAILING,
     ids=["invalid-utf8", "binary", "nul-byte", "bad-utf16", "front-matter-yaml", "front-matter-list",
-         "front-matter-str", "newline-in-name", "undecodable-name"],
+         "front-matter-str", "newline-in-name", "undecodable-name", "yaml-alias-bomb", "yaml-1000-deep",
+         "yaml-recursive-alias", "yaml-5000-digit-int"],
 )
 def test_bad_file_fails_and_keeps_the_old_index(docs: Path, built: Path, name: str | bytes,
                                                 content: bytes, error: str) -> None:
@@ -101,7 +116,8 @@ def test_bad_file_fails_and_keeps_the_old_index(docs: Path, built: Path, name: s
     assert_kept(built, before)
 
 
-@pytest.mark.parametrize(("name", "content", "error"), FAILING[:2] + FAILING[5:6], ids=["invalid-utf8", "binary", "front-matter-list"])
+@pytest.mark.parametrize(("name", "content", "error"), FAILING[:2] + FAILING[5:6] + FAILING[9:11],
+                         ids=["invalid-utf8", "binary", "front-matter-list", "yaml-alias-bomb", "yaml-1000-deep"])
 def test_on_error_skip_warns_and_indexes_the_rest(docs: Path, built: Path, name: str, content: bytes, error: str) -> None:
     (docs / name).write_bytes(content)
     (docs / "more.md").write_text("# More\n")
@@ -109,6 +125,17 @@ def test_on_error_skip_warns_and_indexes_the_rest(docs: Path, built: Path, name:
     assert (result.exit_code, result.stderr) == (0, f"Warning: {error}; skipped\n")
     assert paths(built) == ["good.md", "more.md"]
     assert temps(built) == []
+
+
+def test_non_finite_numbers_in_front_matter_are_valid_json(docs: Path, tmp_path: Path) -> None:
+    # JSON has no Infinity or NaN: json.dumps wrote them anyway, and json_valid() said 0.
+    (docs / "odd.md").write_text("---\nweight: .inf\nlow: -.inf\nodd: [.nan, 1.5]\nm: {1: a, null: b, false: c}\n---\n# A\n")
+    out = tmp_path / "index.db"
+    assert build(docs, out).exit_code == 0
+    with sqlite3.connect(f"file:{out}?mode=ro", uri=True) as db:
+        valid, fm = db.execute("select json_valid(front_matter), front_matter from documents where path = 'odd.md'").fetchone()
+    assert valid == 1
+    assert json.loads(fm) == {"weight": ".inf", "low": "-.inf", "odd": [".nan", 1.5], "m": {"1": "a", "null": "b", "false": "c"}}
 
 
 # -- files that are indexed ----------------------------------------------------------------------
