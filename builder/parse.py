@@ -6,19 +6,27 @@ import html
 import re
 from functools import lru_cache
 
+from collections.abc import Callable
+from typing import Any, Literal
+
 from markdown_it import MarkdownIt
+from markdown_it.rules_block import StateBlock
 from markdown_it.token import Token
 from mdit_py_plugins.anchors.index import slugify
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-__all__ = ["Token", "parse_blocks", "heading_text", "plain_inline", "split_code_spans", "slugify", "render_html"]
+__all__ = ["Token", "parse_blocks", "stream_blocks", "heading_text", "plain_inline", "split_code_spans", "slugify", "render_html"]
+
+
+def _block_parser_config() -> MarkdownIt:
+    # CommonMark + tables + front matter, block level only: the inline rule is off, so `inline`
+    # tokens keep their raw source. Same headings and line maps as a full parse, at ~3x the speed.
+    return MarkdownIt("commonmark").use(front_matter_plugin).enable("table").disable("inline")
 
 
 @lru_cache(maxsize=1)
 def _block_parser() -> MarkdownIt:
-    # CommonMark + tables + front matter, block level only: the inline rule is off, so `inline`
-    # tokens keep their raw source. Same headings and line maps as a full parse, at ~3x the speed.
-    return MarkdownIt("commonmark").use(front_matter_plugin).enable("table").disable("inline")
+    return _block_parser_config()
 
 
 @lru_cache(maxsize=1)
@@ -39,8 +47,89 @@ def render_html(text: str) -> str:
 
 
 def parse_blocks(text: str) -> list[Token]:
-    """Block tokens of a document; `map` is 0-based and end-exclusive, in lines of `text`."""
-    return _block_parser().parse(text)
+    """Block tokens of a document; `map` is 0-based and end-exclusive, in lines of `text`.
+    Table rows come as stream_blocks() gives them."""
+    tokens: list[Token] = []
+    stream_blocks(text, tokens.extend)
+    return tokens
+
+
+class _StreamState(StateBlock):
+    """markdown-it's block state, lean where a whole document's tokens cost the most memory.
+
+    - Tokens go to `sink` after each top-level block, so only one block's tokens are alive at a
+      time (~300 bytes a token: a 50 MB file held 1.9 GB of them).
+    - A table row is one `tr_open` token whose meta["cells"] holds (column, content) of its
+      non-empty cells. The table rule pushes td_open, inline and td_close for every cell, padding
+      included (up to 65,536 per table): 36 KB of `|a|a|...` rows took 1.47 GB as cell tokens.
+    """
+
+    def __init__(self, src: str, md: MarkdownIt, sink: Callable[[list[Token]], None]) -> None:
+        super().__init__(src, md, {}, [])
+        self.sink = sink
+        self.row: Token | None = None  # the open tr_open token, while a table row is pushed
+        self.column = 0
+        self.scratch = Token("inline", "", 0)  # what the table rule fills for each cell
+
+    def push(self, ttype: str, tag: str, nesting: Literal[-1, 0, 1]) -> Token:
+        row = self.row
+        if row is not None:
+            if ttype in ("td_open", "th_open", "inline"):
+                self.scratch.content = ""
+                return self.scratch  # the rule sets attrs, map and content on it; content is read below
+            if ttype in ("td_close", "th_close"):
+                if self.scratch.content:
+                    row.meta["cells"].append((self.column, self.scratch.content))
+                self.column += 1
+                return self.scratch
+            if ttype == "tr_close":
+                self.row = None
+        token = super().push(ttype, tag, nesting)
+        if ttype == "tr_open":
+            self.row, self.column = token, 0
+            token.meta["cells"] = []
+        return token
+
+
+def _streaming(rule: Any) -> Any:
+    """A block rule that hands the tokens over to the state's sink after each top-level block."""
+
+    def run(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+        ok: bool = rule(state, start, end, silent)
+        # Level 0 after a block that pushed tokens: no rule holds an index into them any more
+        # (lists mark tight paragraphs by index, but only within their own call).
+        if ok and not silent and state.level == 0 and isinstance(state, _StreamState) and state.tokens:
+            tokens, state.tokens = state.tokens, []
+            state.sink(tokens)
+        return ok
+
+    return run
+
+
+@lru_cache(maxsize=1)
+def _stream_parser() -> MarkdownIt:
+    md = _block_parser_config()
+    for rule in md.block.ruler.get_all_rules():
+        old = next(r for r in md.block.ruler.__rules__ if r.name == rule)
+        md.block.ruler.at(rule, _streaming(old.fn), {"alt": old.alt})
+    return md
+
+
+def stream_blocks(text: str, sink: Callable[[list[Token]], None]) -> None:
+    """Parse `text` as parse_blocks() does, handing `sink` the tokens one top-level block at a time.
+
+    Memory is that of the largest block, not of the document; the cells of a table row are
+    folded into the row's token (see _StreamState).
+    """
+    if not text:
+        return
+    md = _stream_parser()
+    # markdown-it's core `normalize` rule, which the block parser alone does not run.
+    src = text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
+    state = _StreamState(src, md, sink)
+    md.block.tokenize(state, state.line, state.lineMax)
+    if state.tokens:
+        sink(state.tokens)
 
 
 # markdown-it's inline parser is quadratic on some long lines (50,000 unclosed `[a](`); a heading

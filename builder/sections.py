@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 import yaml
 
 from mdfts.errors import SourceError
-from mdfts.parse import heading_text, parse_blocks, plain_inline, slugify, split_code_spans
+from mdfts.parse import Token, heading_text, plain_inline, slugify, split_code_spans, stream_blocks
 from mdfts.tokens import ExactToken, extract_tokens
 
 
@@ -184,109 +185,176 @@ def _front_matter(path: str, content: str) -> dict[str, Any]:
 _TAGS = re.compile(r"<[^<>]*>")  # [^<>]: a run of unclosed "<" stays linear
 
 
+class _Splitter:
+    """Block tokens → sections, one top-level block at a time (stream_blocks' sink).
+
+    What is kept per section is its heading and the strings its tokens and plain text come from,
+    never the tokens themselves: memory follows the text, not markdown-it's token count.
+    """
+
+    def __init__(self, path: str, text: str) -> None:
+        self.path, self.text = path, text
+        # Offsets of line starts (CRLF and CR are already LF): 8 bytes a line, where a list of the
+        # lines cost ~50 bytes a line on top of a second copy of the text.
+        self.line_starts = array("q", [0])
+        self.line_starts.extend(m.end() for m in _NEWLINE.finditer(text))
+        if text.endswith("\n"):
+            self.line_starts.pop()  # no line after the last newline
+        self.n_lines = len(self.line_starts) if text else 0
+        self.front: dict[str, Any] = {}
+        self.lead_from: int | None = None  # 0-based first non-blank line after the front matter
+        self.starts: list[int] = []  # 0-based first line of each section, in order
+        self.heads: list[tuple[int, str]] = []  # (level, raw inline content); level 0 for the lead
+        self.pieces: list[list[tuple[str, list[str]]]] = []  # per section: (source, texts) runs
+        self.texts: list[list[str]] = []
+        self.seen_first = False
+        self.pending_heading = False
+        self.parent_type = ""
+        self.cell = 0  # 1-based column of the current table cell
+
+    def offset(self, line: int) -> int:
+        return self.line_starts[line] if line < self.n_lines else len(self.text)
+
+    def _first_block(self, tok: Token) -> None:
+        self.seen_first = True
+        body_start = 0
+        if tok.type == "front_matter" and tok.map:
+            self.front = _front_matter(self.path, tok.content)
+            body_start = tok.map[1]
+        # Blank as CommonMark means it (spaces and tabs only): str.strip() also eats \x1c-\x1f
+        # and U+00A0, which markdown treats as text, and a line of them would fall outside every section.
+        at = self.offset(body_start)
+        m = _NOT_BLANK.search(self.text, at)
+        if m is not None:
+            self.lead_from = body_start + self.text.count("\n", at, m.start())
+
+    def _open(self, line: int, level: int, raw: str) -> None:
+        self.starts.append(line)
+        self.heads.append((level, raw))
+        self.pieces.append([])
+        self.texts.append([])
+
+    def _add_piece(self, idx: int, source: str, text: str) -> None:
+        runs = self.pieces[idx]
+        if not source.startswith("code") and runs and runs[-1][0] == source:
+            runs[-1][1].append(text)  # one run a source: joined by newlines, which no token spans
+        else:
+            runs.append((source, [text]))
+
+    def _inline(self, idx: int, content: str, in_cell: bool, first_cell: bool) -> None:
+        prose, spans = split_code_spans(content)
+        # Where a token is defined rather than mentioned: the first column of a table row,
+        # or a code span that opens a paragraph or list item (`- `X`: what it does`).
+        opens = content.lstrip("*_ ").startswith("`")
+        self._add_piece(idx, "definition" if first_cell else "text", prose)
+        for i, span in enumerate(spans):
+            self._add_piece(idx, "code:definition" if first_cell or (opens and i == 0) else "code", span)
+        self.texts[idx].append(plain_inline(content))
+
+    def feed(self, tokens: list[Token]) -> None:
+        if not self.seen_first and tokens:
+            self._first_block(tokens[0])
+        for tok in tokens:
+            if self.pending_heading:
+                self.pending_heading = False
+                self.heads[-1] = (self.heads[-1][0], tok.content)
+                continue  # a heading's inline: handled once, in finish()
+            if tok.nesting == 1:
+                self.parent_type = tok.type
+                if tok.type == "tr_open":
+                    self.cell = 0
+                elif tok.type in ("td_open", "th_open"):
+                    self.cell += 1
+            if tok.type == "heading_open" and tok.map:
+                if not self.starts and self.lead_from is not None and self.lead_from < tok.map[0]:
+                    self._open(self.lead_from, 0, "")  # the lead text before the first heading
+                self._open(tok.map[0], int(tok.tag[1]), "")
+                self.pending_heading = True
+                continue
+            if tok.type not in _LEAVES or not tok.map:
+                continue  # containers (a quote opening on a heading's line) own no text
+            if tok.map[0] < (self.starts[0] if self.starts else self._lead_line()):
+                continue
+            if not self.starts:
+                self._open(self._lead_line(), 0, "")
+            idx = bisect_right(self.starts, tok.map[0]) - 1
+            if tok.type == "tr_open":
+                for column, content in tok.meta.get("cells", ()):
+                    self._inline(idx, content, True, column == 0)
+            elif tok.type == "inline":
+                self._inline(idx, tok.content, False, self.parent_type in ("td_open", "th_open") and self.cell == 1)
+            elif tok.type in ("fence", "code_block"):
+                self._add_piece(idx, "fence", tok.content)
+                self.texts[idx].append(tok.content.rstrip("\n"))
+            elif tok.type == "html_block":
+                stripped = _TAGS.sub(" ", tok.content)
+                self._add_piece(idx, "text", stripped)
+                self.texts[idx].append(" ".join(stripped.split()))
+
+    def _lead_line(self) -> int:
+        return self.lead_from if self.lead_from is not None else self.n_lines
+
+    def finish(self, sha256: str, size: int) -> Document:
+        if not self.seen_first:
+            self._first_block(Token("paragraph_open", "p", 1))
+        if not self.starts and self.lead_from is not None:
+            self._open(self.lead_from, 0, "")  # lead text and no heading
+        path = self.path
+        slugger = _Slugger()
+        sections: list[Section] = []
+        stack: list[tuple[int, int]] = []  # (level, ordinal)
+        title = ""
+        for idx, (start, (level, raw)) in enumerate(zip(self.starts, self.heads)):
+            end = self.starts[idx + 1] if idx + 1 < len(self.starts) else self.n_lines
+            if level:
+                heading = heading_text(raw)
+                anchor = slugger.slug(heading)
+                while stack and stack[-1][0] >= level:
+                    stack.pop()
+                parent = stack[-1][1] if stack else None
+                trail = tuple(sections[o].heading for _, o in stack) + (heading,)
+                stack.append((level, idx))
+                if level == 1 and not title:
+                    title = heading
+                head_pieces = [("heading", heading)]
+                _, spans = split_code_spans(raw)
+                head_pieces.extend(("code:heading", s) for s in spans)
+                plain = [heading]
+            else:
+                heading, anchor, parent, trail, head_pieces, plain = "", "", None, (), [], []
+            body = self.text[self.offset(start) : self.offset(end)]
+            if body.endswith("\n"):
+                body = body[:-1]  # the lines' text, as "\n".join(lines[start:end])
+            runs = [(source, "\n".join(parts)) for source, parts in self.pieces[idx]]
+            sections.append(
+                Section(
+                    path=path, ordinal=idx, level=level, heading=heading, trail=trail, anchor=anchor,
+                    start_line=start + 1, end_line=max(end, start + 1), parent=parent, body=body,
+                    text="\n".join(t for t in plain + self.texts[idx] if t.strip()),
+                    tokens=tuple(extract_tokens(head_pieces + runs)),
+                )
+            )
+            self.pieces[idx] = []  # done with them: free as we go
+            self.texts[idx] = []
+
+        fm_title = self.front.get("title")
+        if isinstance(fm_title, str) and fm_title.strip():
+            title = fm_title.strip()
+        if not title:
+            name = path.rsplit("/", 1)[-1]
+            title = name.rsplit(".", 1)[0] if "." in name else name
+        return Document(path, title, self.front, sha256, size, self.n_lines, tuple(sections))
+
+
+_LEAVES = frozenset({"inline", "tr_open", "fence", "code_block", "html_block"})
+_NEWLINE = re.compile("\n")
+_NOT_BLANK = re.compile(r"[^ \t\n]")
+
+
 def split_sections(path: str, text: str, sha256: str = "", size: int = 0) -> Document:
     """Parse one document into its sections; line numbers refer to the file as an editor shows it."""
     # A BOM is not text (discover drops it; callers passing their own text may not).
     norm = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    lines = split_lines(norm)
-    blocks = parse_blocks(norm)
-
-    front: dict[str, Any] = {}
-    body_start = 0  # 0-based first line after the front matter
-    heads: list[tuple[int, int, str]] = []  # (0-based line, level, raw inline content)
-    for i, tok in enumerate(blocks):
-        if tok.type == "front_matter" and tok.map:
-            front = _front_matter(path, tok.content)
-            body_start = tok.map[1]
-        elif tok.type == "heading_open" and tok.map:
-            heads.append((tok.map[0], int(tok.tag[1]), blocks[i + 1].content))
-
-    # Section line ranges: [start, end) 0-based.
-    starts: list[tuple[int, int, str]] = []
-    first_head = heads[0][0] if heads else len(lines)
-    # Blank as CommonMark means it (spaces and tabs only): str.strip() also eats \x1c-\x1f and
-    # U+00A0, which markdown treats as text, and a line of them would fall outside every section.
-    if any(line.strip(" \t") for line in lines[body_start:first_head]):
-        lead_from = body_start
-        while lead_from < first_head and not lines[lead_from].strip(" \t"):
-            lead_from += 1
-        starts.append((lead_from, 0, ""))
-    starts.extend(heads)
-
-    # Leaf content per section, for plain text and exact tokens.
-    pieces: list[list[tuple[str, str]]] = [[] for _ in starts]
-    texts: list[list[str]] = [[] for _ in starts]
-    start_lines = [s for s, _, _ in starts]
-    parent_type = ""
-    cell = 0  # 1-based column of the current table cell
-    for tok in blocks:
-        if tok.nesting == 1:
-            parent_type = tok.type
-            if tok.type == "tr_open":
-                cell = 0
-            elif tok.type in ("td_open", "th_open"):
-                cell += 1
-        if not tok.map or not starts or tok.map[0] < starts[0][0]:
-            continue
-        idx = bisect_right(start_lines, tok.map[0]) - 1
-        if tok.type == "inline":
-            if parent_type == "heading_open":
-                continue  # headings are handled below, once each
-            prose, spans = split_code_spans(tok.content)
-            # Where a token is defined rather than mentioned: the first column of a table row,
-            # or a code span that opens a paragraph or list item (`- `X`: what it does`).
-            first_cell = parent_type in ("td_open", "th_open") and cell == 1
-            opens = tok.content.lstrip("*_ ").startswith("`")
-            pieces[idx].append(("definition" if first_cell else "text", prose))
-            pieces[idx].extend(
-                ("code:definition" if first_cell or (opens and i == 0) else "code", span)
-                for i, span in enumerate(spans)
-            )
-            texts[idx].append(plain_inline(tok.content))
-        elif tok.type in ("fence", "code_block"):
-            pieces[idx].append(("fence", tok.content))
-            texts[idx].append(tok.content.rstrip("\n"))
-        elif tok.type == "html_block":
-            stripped = _TAGS.sub(" ", tok.content)
-            pieces[idx].append(("text", stripped))
-            texts[idx].append(" ".join(stripped.split()))
-
-    slugger = _Slugger()
-    sections: list[Section] = []
-    stack: list[tuple[int, int]] = []  # (level, ordinal)
-    title = ""
-    for idx, (start, level, raw) in enumerate(starts):
-        end = starts[idx + 1][0] if idx + 1 < len(starts) else len(lines)
-        if level:
-            heading = heading_text(raw)
-            anchor = slugger.slug(heading)
-            while stack and stack[-1][0] >= level:
-                stack.pop()
-            parent = stack[-1][1] if stack else None
-            trail = tuple(sections[o].heading for _, o in stack) + (heading,)
-            stack.append((level, idx))
-            if level == 1 and not title:
-                title = heading
-            head_pieces = [("heading", heading)]
-            _, spans = split_code_spans(raw)
-            head_pieces.extend(("code:heading", s) for s in spans)
-            plain = [heading]
-        else:
-            heading, anchor, parent, trail, head_pieces, plain = "", "", None, (), [], []
-        body = "\n".join(lines[start:end])
-        sections.append(
-            Section(
-                path=path, ordinal=idx, level=level, heading=heading, trail=trail, anchor=anchor,
-                start_line=start + 1, end_line=max(end, start + 1), parent=parent, body=body,
-                text="\n".join(t for t in plain + texts[idx] if t.strip()),
-                tokens=tuple(extract_tokens(head_pieces + pieces[idx])),
-            )
-        )
-
-    fm_title = front.get("title")
-    if isinstance(fm_title, str) and fm_title.strip():
-        title = fm_title.strip()
-    if not title:
-        name = path.rsplit("/", 1)[-1]
-        title = name.rsplit(".", 1)[0] if "." in name else name
-    return Document(path, title, front, sha256, size, len(lines), tuple(sections))
+    splitter = _Splitter(path, norm)
+    stream_blocks(norm, splitter.feed)
+    return splitter.finish(sha256, size)
