@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 SHARED ?= ../shared
 
-.PHONY: setup sample test quick lint bench eval stress clean
+.PHONY: setup sample test quick lint cli-docs bench eval stress clean
 
 $(BIN)/mdfts: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,11 +25,14 @@ test: setup  ## the whole test suite (what CI runs)
 quick: setup  ## the fast subset for the edit loop: no slow, integration, packaging or browser tests
 	$(BIN)/python -m pytest -q -m "not slow and not integration and not packaging and not browser"
 
-lint: setup  ## ruff; workflows and action.yml (offline linters); mypy --strict on the package and bench/
-	$(BIN)/python -m ruff check builder bench tests
+lint: setup  ## ruff; workflows and action.yml (offline linters); mypy --strict on the package, bench/, tools/
+	$(BIN)/python -m ruff check builder bench tests tools
 	$(BIN)/python -m pytest -q tests/test_workflows.py
 	rm -rf build/mypy && mkdir -p build/mypy && ln -s ../../builder build/mypy/mdfts
-	MYPYPATH=build/mypy $(BIN)/python -m mypy -p mdfts -p bench
+	MYPYPATH=build/mypy $(BIN)/python -m mypy -p mdfts -p bench -p tools
+
+cli-docs: setup  ## regenerate docs/cli.md from --help (after any CLI change; a test checks it)
+	$(BIN)/python tools/cli_docs.py docs/cli.md
 
 eval: setup  ## retrieval quality on the bundled sample, and on ../shared/devset when present
 	$(BIN)/mdfts build sample/docs -o dist/sample-docs.db -q

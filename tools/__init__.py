@@ -1,0 +1,1 @@
+"""Maintenance scripts for a checkout of mdfts (not installed with the package)."""
