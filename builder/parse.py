@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import html
 import re
-from functools import lru_cache
-
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any, Literal
 
 from markdown_it import MarkdownIt
@@ -15,7 +14,8 @@ from markdown_it.token import Token
 from mdit_py_plugins.anchors.index import slugify
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-__all__ = ["Token", "parse_blocks", "stream_blocks", "heading_text", "plain_inline", "split_code_spans", "slugify", "render_html"]
+__all__ = ["Token", "parse_blocks", "stream_blocks", "heading_text", "plain_inline", "split_code_spans", "slugify",
+           "render_html"]
 
 
 def _block_parser_config() -> MarkdownIt:

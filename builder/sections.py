@@ -304,7 +304,7 @@ class _Splitter:
         sections: list[Section] = []
         stack: list[tuple[int, int]] = []  # (level, ordinal)
         title = ""
-        for idx, (start, (level, raw)) in enumerate(zip(self.starts, self.heads)):
+        for idx, (start, (level, raw)) in enumerate(zip(self.starts, self.heads, strict=True)):
             end = self.starts[idx + 1] if idx + 1 < len(self.starts) else self.n_lines
             if level:
                 heading = heading_text(raw)

@@ -73,7 +73,7 @@ def assert_kept(out: Path, before: bytes) -> None:
 # A 320-byte "billion laughs": nine strings, then seven levels of nine aliases of the level before
 # (9^8 strings once expanded: a 351 MB index and 1 GB of memory before it was refused).
 ALIAS_BOMB = ("---\na: &a [" + ", ".join(['"lol"'] * 9) + "]\n" + "".join(
-    f"{n}: &{n} [{', '.join(['*' + p] * 9)}]\n" for p, n in zip("abcdefg", "bcdefgh")
+    f"{n}: &{n} [{', '.join(['*' + p] * 9)}]\n" for p, n in zip("abcdefg", "bcdefgh", strict=True)
 ) + "---\n# ok\n").encode()
 # 1,000 nested flow lists: PyYAML's pure loader (the error-line fallback) raised RecursionError.
 DEEP_YAML = b"---\nx: " + b"[" * 1000 + b"]" * 1000 + b"\n---\n# ok\n"
