@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "open_index", "Index", "build_index", "BuildResult",
-    "search", "show", "token", "context", "Hit",
+    "search", "show", "neighbors", "token", "outline", "context", "rrf_merge",
+    "Hit", "Outline", "OutlineEntry", "DocumentEntry", "Context", "RefError",
     "split_sections", "Document", "Section", "ExactToken",
     "MdftsError", "SourceError", "IndexVersionError", "QueryError",
     "__version__",
@@ -24,7 +25,15 @@ _LAZY = {
     "show": "mdfts.lookup",
     "token": "mdfts.lookup",
     "context": "mdfts.lookup",
-    "Hit": "mdfts.lookup",
+    "neighbors": "mdfts.lookup",
+    "outline": "mdfts.lookup",
+    "rrf_merge": "mdfts.lookup",
+    "Hit": "mdfts.records",
+    "Outline": "mdfts.records",
+    "OutlineEntry": "mdfts.records",
+    "DocumentEntry": "mdfts.records",
+    "Context": "mdfts.prompt",
+    "RefError": "mdfts.refs",
     "split_sections": "mdfts.sections",
     "Document": "mdfts.sections",
     "Section": "mdfts.sections",
@@ -39,7 +48,10 @@ if TYPE_CHECKING:
     from mdfts.build import BuildResult, build_index
     from mdfts.errors import IndexVersionError, MdftsError, QueryError, SourceError
     from mdfts.index import Index, open_index
-    from mdfts.lookup import Hit, context, search, show, token
+    from mdfts.lookup import context, neighbors, outline, rrf_merge, search, show, token
+    from mdfts.prompt import Context
+    from mdfts.records import DocumentEntry, Hit, Outline, OutlineEntry
+    from mdfts.refs import RefError
     from mdfts.sections import Document, Section, split_sections
     from mdfts.tokens import ExactToken
 

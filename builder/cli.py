@@ -71,9 +71,10 @@ def cli() -> None:
               help="Copy unchanged files (same path and sha256) from this older index instead of "
                    "parsing them; the result equals a full build. May be the --output file itself.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
+@click.option("--json", "as_json", is_flag=True, help="Print the build summary as one JSON object (stdout).")
 def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclude: tuple[str, ...],
           on_error: str, source_name: str | None, source_url: str | None, artifact_version: str | None,
-          previous: Path | None, quiet: bool) -> None:
+          previous: Path | None, quiet: bool, as_json: bool) -> None:
     """Build an index from one or more folders of markdown.
 
     \b
@@ -107,15 +108,17 @@ def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclud
         signal.signal(signal.SIGTERM, old_term)
         if bar is not None:
             bar.__exit__(None, None, None)
-    if not quiet:
-        s = result.stats
-        click.echo(
-            f"{out}: {s.documents} documents, {s.sections} sections, {s.tokens} exact tokens, "
-            f"{s.bytes:,} bytes in {time.perf_counter() - started:.2f}s"
-            + (f"; {len(result.skipped)} skipped" if result.skipped else "")
-            + (f"; {result.reused} reused from {previous}" if previous is not None else ""),
-            err=True,
-        )
+    s = result.stats
+    summary = {
+        "output": str(out), "documents": s.documents, "sections": s.sections, "tokens": s.tokens,
+        "bytes": s.bytes, "seconds": round(time.perf_counter() - started, 3), "files": result.files,
+        "skipped": list(result.skipped), "reused": result.reused,
+        "previous": str(previous) if previous is not None else None,
+    }
+    if as_json:
+        click.echo(output.to_json(summary))
+    elif not quiet:
+        click.echo(output.build_summary(summary), err=True)
 
 
 @cli.command()
@@ -226,16 +229,6 @@ def info(db: Path, as_json: bool) -> None:
     click.echo(output.key_values(rows))
 
 
-def _hits_text(hits: Sequence[Mapping[str, Any]]) -> str:
-    lines = []
-    for h in hits:
-        trail = " > ".join(h["trail"]) or "(lead text)"
-        lines.append(f"{h['rank']:>2}. {h['path']}:{h['start_line']}-{h['end_line']}  {trail}  [{h['score']:.3f}]")
-        if h.get("snippet"):
-            lines.append("    " + " ".join(h["snippet"].split()))
-    return "\n".join(lines)
-
-
 @cli.command()
 @click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
 @click.argument("query", required=False)
@@ -264,43 +257,50 @@ def search(db: Path, query: str | None, k: int, queries_file: Any, as_json: bool
             raise click.UsageError("give QUERY or --queries, not both")
         lines = queries_file.read().splitlines()
         for q, hits in lib.search_many(db, lines, limit=k):
-            click.echo(output.to_json_line({"query": q, "results": hits}))
+            click.echo(output.to_json_line({"query": q, "results": [h.to_dict(content_alias=True) for h in hits]}))
         return
     if query is None:
         raise click.UsageError("give a QUERY, or --queries FILE")
     hits = lib.search(db, query, limit=k)
-    if as_json:
-        click.echo(output.to_json(hits))
+    if as_json:  # `content` repeats `body`: batch consumers read that name
+        click.echo(output.to_json([h.to_dict(content_alias=True) for h in hits]))
     elif not hits:
         what = "no usable search term" if not lib.has_terms(query) else "no section matches"
         click.echo(f"{what}: {query!r}", err=True)
     else:
-        click.echo(_hits_text(hits))
+        click.echo(output.hits_text(hits))
 
 
 @cli.command()
 @click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
 @click.argument("ref")
 @click.option("--neighbors", is_flag=True, help="Also show the parent, previous, next and child sections.")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: an array of sections, or a document's outline.")
 def show(db: Path, ref: str, neighbors: bool, as_json: bool) -> None:
-    """Print a section by id or by PATH#ANCHOR.
+    """Print a section by REF: an id, PATH#ANCHOR (any case), PATH:LINE, or PATH for its outline.
+
+    A REF that names no section lists the nearest anchors of that document.
 
     \b
     Examples:
       mdfts show dist/docs.db 42
       mdfts show dist/docs.db runbooks/payments.md#rollback-procedure --neighbors
+      mdfts show dist/docs.db runbooks/payments.md:90
+      mdfts show dist/docs.db runbooks/payments.md
     """
-    from mdfts import lookup as lib
+    from mdfts.index import open_index
+    from mdfts.records import Outline
 
-    rows = lib.show(db, ref, neighbors)
+    with open_index(db) as ix:
+        shown = ix.show(ref)
+        if isinstance(shown, Outline):
+            click.echo(output.to_json(shown.to_dict()) if as_json else output.outline_text(shown))
+            return
+        hits = ix.neighbors(ref) if neighbors else [shown]
     if as_json:
-        click.echo(output.to_json(rows))
+        click.echo(output.to_json([h.to_dict() for h in hits]))
         return
-    for row in rows:
-        rel = f" ({row['relation']})" if "relation" in row else ""
-        click.echo(f"<!-- {row['path']}:{row['start_line']}-{row['end_line']} #{row['anchor']} id={row['id']}{rel} -->")
-        click.echo(row["body"].rstrip() + "\n")
+    click.echo("\n".join(output.section_text(h) for h in hits), nl=False)
 
 
 @cli.command()
@@ -318,13 +318,15 @@ def token(db: Path, tok: str, k: int, as_json: bool) -> None:
     """
     from mdfts import lookup as lib
 
-    rows = lib.token(db, tok, k)
+    hits = lib.token(db, tok, limit=k)
     if as_json:
-        click.echo(output.to_json(rows))
-    elif not rows:
+        click.echo(output.to_json([h.to_dict() for h in hits]))
+    elif not hits:
         click.echo(f"no section holds the token {tok!r}", err=True)
     else:
-        click.echo(output.table(rows, ["id", "path", "start_line", "end_line", "heading", "token", "kind", "exact"]))
+        rows = [{"id": h.id, "ref": h.ref, "lines": f"{h.start_line}-{h.end_line}", "token": h.token,
+                 "kind": h.kind, "exact": int(bool(h.exact))} for h in hits]
+        click.echo(output.table(rows, ["id", "ref", "lines", "token", "kind", "exact"], width=70))
 
 
 def _param(values: tuple[str, ...]) -> dict[str, Any]:
@@ -366,20 +368,58 @@ def query(db: Path, name: str | None, params: tuple[str, ...], as_json: bool, sh
 @cli.command()
 @click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
 @click.argument("question")
-@click.option("--budget", type=click.IntRange(50, 1_000_000), default=2000, show_default=True,
-              help="Rough size limit in LLM tokens (~4 characters each).")
-@click.option("-k", "--limit", "k", type=click.IntRange(1, 100), default=5, show_default=True,
-              help="Matches to consider.")
-def context(db: Path, question: str, budget: int, k: int) -> None:
-    """Print prompt-ready markdown for QUESTION: best sections first, each with its source.
+@click.option("--budget", "--max-tokens", "budget", type=click.IntRange(50, 1_000_000), default=2000,
+              show_default=True, help="Tokens for everything printed (4 bytes a token, or tiktoken when installed).")
+@click.option("-k", "--limit", "k", type=click.IntRange(1, 100), default=5, show_default=True, help="Matches to consider.")
+@click.option("--format", "fmt", type=click.Choice(["xml", "markdown", "json"]), default="xml", show_default=True,
+              help="xml: <documents> for long-context prompts; markdown: ### [n] headers; json: fields and provenance.")
+@click.option("--json", "as_json", is_flag=True, help="The same as --format json.")
+def context(db: Path, question: str, budget: int, k: int, fmt: str, as_json: bool) -> None:
+    """Print prompt-ready sections for QUESTION, never more than --budget tokens in all.
+
+    Matches first (best first), then their parents and neighbours while they fit; grouped by
+    document, in document order; what does not fit is listed as omitted. Put the question after it.
 
     \b
-    Example:
+    Examples:
       mdfts context dist/docs.db "how do I roll back payments?" --budget 1500
+      mdfts context dist/docs.db "how do I roll back payments?" --format markdown | llm -s "Answer from these docs"
     """
     from mdfts import lookup as lib
 
-    click.echo(lib.context(db, question, budget=budget, k=k), nl=False)
+    ctx = lib.context(db, question, max_tokens=budget, format="json" if as_json else fmt, limit=k)  # type: ignore[arg-type]
+    click.echo(ctx.text, nl=False)
+    if not ctx.blocks and not ctx.omitted:
+        what = "no usable search term" if not lib.has_terms(question) else "no section matches"
+        click.echo(f"{what}: {question!r}", err=True)
+
+
+@cli.command()
+@click.argument("dbs", metavar="DB...", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--http", "http", is_flag=True, help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="Port for --http.")
+@click.option("--max-tokens", type=click.IntRange(100), default=6000, show_default=True,
+              help="Largest fetch or context result; an agent's larger value is lowered to it.")
+@click.option("--max-results", type=click.IntRange(1), default=20, show_default=True,
+              help="Most hits a search or token call returns.")
+def mcp(dbs: tuple[Path, ...], http: bool, port: int, max_tokens: int, max_results: int) -> None:
+    """Serve indexes to agents over MCP: tools search, fetch, token, context and outline.
+
+    Read-only; each index is named by its file stem; several are searched together (merged by
+    reciprocal rank). Stdio by default. Needs `pip install 'mdfts[mcp]'`.
+
+    \b
+    Examples:
+      mdfts mcp dist/docs.db
+      mdfts mcp dist/docs.db dist/runbooks.db --http --port 8765
+    """
+    try:
+        import mcp as _  # noqa: F401
+    except ImportError:
+        raise MdftsError("the MCP server needs the mcp package: pip install 'mdfts[mcp]'") from None
+    from mdfts.mcp_server import Caps, serve
+
+    serve(list(dbs), Caps(max_tokens=max_tokens, max_results=max_results), http=http, port=port)
 
 
 @cli.command(name="datasette-metadata")

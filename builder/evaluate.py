@@ -9,7 +9,7 @@ from typing import Any, TypedDict
 
 from mdfts.errors import MdftsError
 from mdfts.index import open_index
-from mdfts.lookup import Hit
+from mdfts.records import Hit
 
 
 class Gold(TypedDict):
@@ -54,7 +54,7 @@ def load_queries(path: Path) -> list[dict[str, Any]]:
 def rank_of(hits: list[Hit], gold: list[Gold], k: int = 10) -> int | None:
     """1-based rank of the first hit that contains a gold line, within the top k."""
     for i, h in enumerate(hits[:k]):
-        if any(h["path"] == g["path"] and h["start_line"] <= g["line"] <= h["end_line"] for g in gold):
+        if any(h.path == g["path"] and h.start_line <= g["line"] <= h.end_line for g in gold):
             return i + 1
     return None
 
@@ -81,11 +81,11 @@ def evaluate(db: Path, queries_file: Path, k: int = 10) -> dict[str, Any]:
         searched = [hits for _, hits in ix.search_many((q["q"] for q in qs), limit=k)]
     for q, hits in zip(qs, searched, strict=True):
         r = rank_of(hits, q["gold"], k)
-        file_hit = bool(hits) and hits[0]["path"] in {g["path"] for g in q["gold"]}
-        chars = len(hits[0]["content"]) if hits else None
+        file_hit = bool(hits) and hits[0].path in {g["path"] for g in q["gold"]}
+        chars = len(hits[0].body) if hits else None
         kind = str(q.get("kind") or "all")
         rows.append((kind, (r, file_hit, chars)))
-        top = [f"{h['path']}:{h['start_line']}-{h['end_line']} {h['heading']}" for h in hits[:3]]
+        top = [f"{h.lines} {h.heading}" for h in hits[:3]]
         per_query.append({"id": q.get("id"), "kind": kind, "q": q["q"], "rank": r, "top": top})
     by_kind = {"all": _scores([x for _, x in rows])}
     for kind in sorted({k for k, _ in rows} - {"all"}):

@@ -6,7 +6,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from mdfts.artifact import (
     APPLICATION_ID,
@@ -20,7 +20,8 @@ from mdfts.errors import IndexVersionError, MdftsError
 from mdfts.queries import pick_query, run_query
 
 if TYPE_CHECKING:
-    from mdfts.lookup import Hit
+    from mdfts.prompt import Context, Format
+    from mdfts.records import DocumentEntry, Hit, Outline, OutlineEntry
 
 
 def connect(path: Path | str, check: bool = True) -> sqlite3.Connection:
@@ -84,28 +85,43 @@ class Index:
             self._queries = read_stored_queries(self.conn)
         return self._queries
 
-    def query(self, name: str) -> StoredQuery:
+    @property
+    def name(self) -> str:
+        """The index's name: its file stem (as Datasette and `mdfts mcp` name it)."""
+        return self.path.stem
+
+    def query_file(self, name: str) -> StoredQuery:
         """The stored query `name`; QueryError naming the ones there are when it is unknown."""
         return pick_query(self.queries, name)
 
     def sql(self, name: str) -> str:
         """The SQL of the stored query `name`, as the index carries it."""
-        return self.query(name).sql
+        return self.query_file(name).sql
+
+    def query(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """Rows of the stored query `name` (the same as run())."""
+        return self.run(name, **params)
 
     def run(self, name: str, **params: Any) -> list[dict[str, Any]]:
         """Rows of the stored query `name`, as dicts keyed by column; a parameter not given is NULL,
         a missing required one a QueryError naming it."""
-        return run_query(self.conn, self.query(name), params)
+        return run_query(self.conn, self.query_file(name), params)
 
     def info(self) -> dict[str, Any]:
         """Meta, counts and compatibility of the index, as one JSON-ready object."""
         return _info(self.path, self.conn, self.meta, list(self.queries))
 
-    def search(self, q: str, limit: int = 10) -> list[Hit]:
-        """The best sections for any text, best first."""
+    def search(self, q: str, limit: int = 10, explain: bool = False,
+               path_prefix: str | None = None) -> list[Hit]:
+        """The best sections for any text, best first, as Hit records.
+
+        :param explain: attach the score's breakdown (`Hit.explain`) when the index's search.sql
+            gives one; otherwise `explain` says it is not available.
+        :param path_prefix: only documents whose path starts with this (from the best 200).
+        """
         from mdfts import lookup
 
-        return lookup.search(self, q, limit)
+        return lookup.search_hits(self, q, limit, explain, path_prefix)
 
     def search_many(self, queries: Iterable[str], limit: int = 10) -> Iterator[tuple[str, list[Hit]]]:
         """(query, hits) for each query, in order."""
@@ -113,23 +129,44 @@ class Index:
 
         return lookup.search_many(self, queries, limit)
 
-    def show(self, ref: str, neighbors: bool = False) -> list[dict[str, Any]]:
-        """A section by id or PATH#ANCHOR (with `neighbors`, its parent, previous, next, children)."""
+    def show(self, ref: str) -> Hit | Outline:
+        """The section a reference names: an id, PATH#ANCHOR (any case) or PATH:LINE; for a bare
+        PATH, that document's Outline. A miss raises RefError listing the nearest anchors."""
         from mdfts import lookup
 
-        return lookup.show(self, ref, neighbors)
+        return lookup.show_ref(self, ref)
 
-    def token(self, tok: str, limit: int = 20) -> list[dict[str, Any]]:
-        """Sections holding an exact token, case-exact ones first."""
+    def neighbors(self, ref: str) -> list[Hit]:
+        """A section (relation "self") with its parent, previous, next and children."""
         from mdfts import lookup
 
-        return lookup.token(self, tok, limit)
+        return lookup.neighbor_hits(self, ref)
 
-    def context(self, question: str, budget: int = 2000, k: int = 5) -> str:
-        """Prompt-ready markdown for `question`, within `budget` estimated LLM tokens."""
+    def token(self, tok: str, kind: str | None = None, limit: int = 20) -> list[Hit]:
+        """Sections holding an exact token, case-exact ones first; `kind` keeps one token kind."""
         from mdfts import lookup
 
-        return lookup.context(self, question, budget, k)
+        return lookup.token_hits(self, tok, kind, limit)
+
+    @overload
+    def outline(self, path: None = None) -> list[DocumentEntry]: ...
+    @overload
+    def outline(self, path: str) -> list[OutlineEntry] | list[DocumentEntry]: ...
+
+    def outline(self, path: str | None = None) -> list[OutlineEntry] | list[DocumentEntry]:
+        """A document's headings (refs, lines, token estimates); without a path, or with a folder
+        prefix ending in "/", the documents."""
+        from mdfts import lookup
+
+        return lookup.outline_of(self, path)
+
+    def context(self, question: str, max_tokens: int = 2000, format: Format = "xml",
+                limit: int = 5) -> Context:
+        """Prompt-ready sections for `question` in at most `max_tokens` tokens, counting all that is
+        printed; `format` is xml, markdown or json. str(result) is the text."""
+        from mdfts import lookup
+
+        return lookup.context_block(self, question, max_tokens, format, limit)
 
 
 def open_index(path: Path | str) -> Index:
@@ -153,6 +190,10 @@ def index_info(path: Path) -> dict[str, Any]:
         db.close()
 
 
+# mdfts_meta stores text; info() gives these as numbers (one vocabulary: numbers are numbers).
+_COUNTS = {"documents", "sections", "tokens", "files", "skipped", "schema_version"}
+
+
 def _info(path: Path, db: sqlite3.Connection, meta: dict[str, str], queries: list[str]) -> dict[str, Any]:
     from mdfts import __version__
 
@@ -166,6 +207,6 @@ def _info(path: Path, db: sqlite3.Connection, meta: dict[str, str], queries: lis
         "readable_schema_version": SCHEMA_VERSION,
         "compatible": app_id == APPLICATION_ID and version == SCHEMA_VERSION,
         "mdfts_version": __version__,
-        "meta": meta,
+        "meta": {k: int(v) if k in _COUNTS and v.isdigit() else v for k, v in meta.items()},
         "queries": queries,
     }

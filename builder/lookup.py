@@ -1,4 +1,4 @@
-"""The lookups over an index's stored queries: search, show, token, context (and the Hit record).
+"""The lookups over an index's stored queries: search, show, token, outline, context, as Hit records.
 
 Each takes an open `Index`, or a path it opens and closes again.
 """
@@ -7,29 +7,17 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
-from mdfts.errors import MdftsError
+from mdfts.artifact import source_link
+from mdfts.prompt import RELATIONS, Context, Format, Provenance, TokenCounter, build_context
 from mdfts.index import Index, open_index
+from mdfts.records import DocumentEntry, Hit, Outline, OutlineEntry, hit_from_row, make_ref
+from mdfts.refs import Ref, RefError, anchor_miss, parse_ref, path_miss, pick_anchor, pick_line
 
 IndexLike = Index | Path | str
-
-
-class Hit(TypedDict):
-    rank: int
-    id: int
-    path: str
-    heading: str
-    trail: list[str]
-    anchor: str
-    level: int
-    start_line: int
-    end_line: int
-    score: float
-    snippet: str
-    content: str
 
 
 @contextlib.contextmanager
@@ -42,26 +30,18 @@ def _opened(db: IndexLike) -> Iterator[Index]:
             yield ix
 
 
-def _hit(row: dict[str, Any]) -> Hit:
-    return Hit(
-        rank=row["rank"], id=row["id"], path=row["path"], heading=row["heading"],
-        trail=json.loads(row["trail"]), anchor=row["anchor"], level=row["level"],
-        start_line=row["start_line"], end_line=row["end_line"], score=row["score"],
-        snippet=row["snippet"] or "", content=row["body"],
-    )
-
-
-def search(db: IndexLike, q: str, limit: int = 10) -> list[Hit]:
+def search(db: IndexLike, q: str, limit: int = 10, explain: bool = False,
+           path_prefix: str | None = None) -> list[Hit]:
     """The best sections for any text, best first (queries/search.sql, as stored in the index)."""
     with _opened(db) as ix:
-        return [_hit(r) for r in ix.run("search", q=q, limit=limit)]
+        return search_hits(ix, q, limit, explain, path_prefix)
 
 
 def search_many(db: IndexLike, queries: Iterable[str], limit: int = 10) -> Iterator[tuple[str, list[Hit]]]:
-    """(query, hits) for each query, in order; the query file is read once."""
+    """(query, hits) for each query, in order."""
     with _opened(db) as ix:
         for q in queries:
-            yield q, [_hit(r) for r in ix.run("search", q=q, limit=limit)]
+            yield q, search_hits(ix, q, limit)
 
 
 def has_terms(q: str) -> bool:
@@ -69,94 +49,43 @@ def has_terms(q: str) -> bool:
     return any(ch.isalnum() for ch in q)
 
 
-def parse_ref(ref: str) -> dict[str, Any]:
-    """`12` → {"id": 12}; `runbooks/payments.md#rollback` → {"path": ..., "anchor": ...}."""
-    if ref.strip().isdigit():
-        return {"id": int(ref)}
-    path, _, anchor = ref.partition("#")
-    return {"path": path, "anchor": anchor}
-
-
-def show(db: IndexLike, ref: str, neighbors: bool = False) -> list[dict[str, Any]]:
-    """A section (and with `neighbors`, its parent, previous, next and children)."""
+def show(db: IndexLike, ref: str) -> Hit | Outline:
+    """The section a reference names: an id, PATH#ANCHOR (any case) or PATH:LINE; for a bare
+    PATH, the document's outline. A miss is a RefError listing the nearest anchors."""
     with _opened(db) as ix:
-        rows = ix.run("section", **parse_ref(ref))
-        if not rows:
-            raise MdftsError(f"no section {ref!r} in this index (give an id, or PATH#ANCHOR)")
-        if not neighbors:
-            return rows
-        return ix.run("neighbors", id=rows[0]["id"])
+        return show_ref(ix, ref)
 
 
-def token(db: IndexLike, tok: str, limit: int = 20) -> list[dict[str, Any]]:
-    """Sections holding an exact token, case-exact ones first."""
+def neighbors(db: IndexLike, ref: str) -> list[Hit]:
+    """A section (relation "self") with its parent, previous, next and children."""
     with _opened(db) as ix:
-        return ix.run("token", token=tok, limit=limit)
+        return neighbor_hits(ix, ref)
+
+
+def token(db: IndexLike, tok: str, kind: str | None = None, limit: int = 20) -> list[Hit]:
+    """Sections holding an exact token, case-exact ones first (`kind`: only tokens of that kind)."""
+    with _opened(db) as ix:
+        return token_hits(ix, tok, kind, limit)
+
+
+def outline(db: IndexLike, path: str | None = None) -> list[OutlineEntry] | list[DocumentEntry]:
+    """A document's headings; without `path` (or with a folder prefix ending in /), its documents."""
+    with _opened(db) as ix:
+        return outline_of(ix, path)
+
+
+def context(db: IndexLike, question: str, max_tokens: int = 2000, format: Format = "xml",
+            limit: int = 5) -> Context:
+    """Prompt-ready sections for `question` in at most `max_tokens` tokens, everything printed
+    counted (mdfts.prompt); str() of the result is the text to put before the question."""
+    with _opened(db) as ix:
+        return context_block(ix, question, max_tokens, format, limit)
 
 
 def run_named(db: IndexLike, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
     """Rows of the stored query `name`."""
     with _opened(db) as ix:
         return ix.run(name, **params)
-
-
-def _estimate_tokens(text: str) -> int:
-    return (len(text) + 3) // 4  # ~4 characters per token for English and code
-
-
-def context(db: IndexLike, question: str, budget: int = 2000, k: int = 5) -> str:
-    """Prompt-ready markdown: the best sections first, each with its source; parents and
-    neighbours only while they fit the budget (in estimated tokens). Says what it left out."""
-    with _opened(db) as ix:
-        return _context(ix, question, budget, k)
-
-
-def _context(ix: Index, question: str, budget: int, k: int) -> str:
-    hits = search(ix, question, limit=k)
-    if not hits:
-        return f"<!-- mdfts: no section matches {question!r} -->\n"
-    used = 0
-    seen: set[int] = set()
-    blocks: list[str] = []
-    left_out: list[str] = []
-
-    def block(row: dict[str, Any], trail: Sequence[str], why: str) -> str:
-        src = f"{row['path']}:{row['start_line']}-{row['end_line']}"
-        head = " > ".join(trail) if trail else row["path"]
-        return f"<!-- source: {src} | {head} | {why} -->\n{row['body'].rstrip()}\n"
-
-    def offer(row: dict[str, Any], trail: Sequence[str], why: str) -> None:
-        """Add a section if it fits the budget, else note it as left out."""
-        nonlocal used
-        text = block(row, trail, why)
-        cost = _estimate_tokens(text)
-        if used + cost > budget:
-            left_out.append(f"{row['path']}:{row['start_line']}-{row['end_line']} ({why}, ~{cost} tokens)")
-            return
-        blocks.append(text)
-        seen.add(row["id"])
-        used += cost
-
-    for h in hits:
-        offer({**h, "body": h["content"]}, h["trail"], f"match #{h['rank']}")
-    for h in hits:
-        if h["id"] not in seen:
-            continue
-        for n in ix.run("neighbors", id=h["id"]):
-            if n["relation"] in ("parent", "previous", "next") and n["id"] not in seen:
-                offer(n, [], f"{n['relation']} of match #{h['rank']}")
-    if not blocks:
-        # Not even the best match fits: give its start rather than nothing, and say so.
-        h = hits[0]
-        trailer = "<!-- mdfts: section truncated -->\n"
-        frame = len(block({**h, "body": ""}, h["trail"], f"match #{h['rank']}, cut to the budget") + trailer)
-        body = h["content"][: max(budget * 4 - frame - 4, 0)].rstrip()
-        blocks.append(block({**h, "body": body}, h["trail"], f"match #{h['rank']}, cut to the budget") + trailer)
-        left_out = [x for x in left_out if not x.startswith(f"{h['path']}:{h['start_line']}-")]
-    out = "\n".join(blocks)
-    if left_out:
-        out += "\n<!-- mdfts: left out for the budget of " + str(budget) + " tokens: " + "; ".join(left_out) + " -->\n"
-    return out
 
 
 def run_named_sql(db: IndexLike, name: str) -> str:
@@ -170,3 +99,174 @@ def list_queries(db: IndexLike) -> list[dict[str, Any]]:
     with _opened(db) as ix:
         return [{"name": q.name, "params": " ".join(":" + p for p in q.params), "title": q.title}
                 for q in ix.queries.values()]
+
+# --- The typed read API (issue #12): Hit records, references, outline, context, fusion. ---
+
+
+def _url(ix: Index, row: dict[str, Any]) -> str | None:
+    return source_link(ix.meta, row)
+
+
+def search_hits(ix: Index, q: str, limit: int = 10, explain: bool = False,
+                path_prefix: str | None = None) -> list[Hit]:
+    """Search results as Hit records; `path_prefix` keeps documents under a path (filtered from
+    the best 200); `explain` is passed to search.sql when the index's copy takes it."""
+    params: dict[str, Any] = {"q": q, "limit": min(max(limit * 4, 50), 200) if path_prefix else limit}
+    takes_explain = "explain" in ix.query_file("search").params
+    if explain and takes_explain:
+        params["explain"] = 1
+    out: list[Hit] = []
+    for row in ix.run("search", **params):
+        if path_prefix and not row["path"].startswith(path_prefix):
+            continue
+        why: dict[str, Any] | None = None
+        if explain:
+            raw = row.get("explain")
+            why = json.loads(raw) if isinstance(raw, str) else raw if isinstance(raw, dict) else {
+                "score": row["score"], "available": False,
+                "note": "this index's search.sql gives no breakdown; only the total score"}
+        out.append(hit_from_row(row, _url(ix, row), score=row["score"], snippet=row["snippet"] or "",
+                                rank=len(out) + 1, explain=why))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _outline_rows(ix: Index, path: str) -> list[dict[str, Any]]:
+    return ix.run("outline", path=path)
+
+
+def _document(ix: Index, path: str) -> dict[str, Any] | None:
+    rows = [r for r in ix.run("documents", glob=_glob_literal(path), limit=1) if r["path"] == path]
+    return rows[0] if rows else None
+
+
+def _glob_literal(text: str) -> str:
+    """A GLOB pattern matching `text` literally."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
+
+
+def _all_paths(ix: Index) -> list[str]:
+    return [r["path"] for r in ix.run("documents", limit=1_000_000)]
+
+
+def _find_document(ix: Index, ref: Ref) -> tuple[str, list[dict[str, Any]]]:
+    """(path, outline rows) for a reference's path, matched exactly, else case-insensitively."""
+    rows = _outline_rows(ix, ref.path)
+    if rows:
+        return ref.path, rows
+    paths = _all_paths(ix)
+    same = [p for p in paths if p.lower() == ref.path.lower()]
+    if len(same) == 1:
+        return same[0], _outline_rows(ix, same[0])
+    raise path_miss(ref, paths)
+
+
+def section_by_id(ix: Index, section_id: int) -> Hit | None:
+    rows = ix.run("section", id=section_id)
+    return hit_from_row(rows[0], _url(ix, rows[0])) if rows else None
+
+
+def outline_entries(path: str, rows: list[dict[str, Any]]) -> tuple[OutlineEntry, ...]:
+    return tuple(OutlineEntry(
+        id=r["id"], ref=make_ref(path, r["anchor"]), path=path, level=r["level"], heading=r["heading"],
+        anchor=r["anchor"], start_line=r["start_line"], end_line=r["end_line"], chars=r["chars"],
+        tokens=(r["chars"] + 3) // 4) for r in rows)
+
+
+def show_ref(ix: Index, ref: str) -> Hit | Outline:
+    """The section a reference names (id, path#anchor with any case, path:line), or for a bare
+    path the document's outline; a miss is a RefError listing the nearest anchors or paths."""
+    parsed = parse_ref(ref)
+    if parsed.kind == "id":
+        assert parsed.id is not None
+        found = section_by_id(ix, parsed.id)
+        if found is None:
+            raise RefError(f"no section with id {parsed.id} in this index")
+        return found
+    path, rows = _find_document(ix, parsed)
+    if parsed.kind == "path":
+        doc = _document(ix, path)
+        return Outline(path, doc["title"] if doc else path, outline_entries(path, rows))
+    row = pick_line(rows, parsed.line or 1) if parsed.kind == "line" else pick_anchor(rows, parsed.anchor)
+    if row is None:
+        raise anchor_miss(parsed, rows)
+    found = section_by_id(ix, row["id"])
+    assert found is not None
+    return found
+
+
+def neighbor_hits(ix: Index, ref: str) -> list[Hit]:
+    """A section (relation self) with its parent, previous, next and children."""
+    shown = show_ref(ix, ref)
+    if isinstance(shown, Outline):
+        raise RefError(f"{ref}: a document, not a section; give PATH#ANCHOR or PATH:LINE")
+    out = []
+    for row in ix.run("neighbors", id=shown.id):
+        full = shown if row["id"] == shown.id else section_by_id(ix, row["id"])
+        if full is not None:
+            out.append(full.with_(relation=row["relation"]))
+    return out
+
+
+def token_hits(ix: Index, tok: str, kind: str | None = None, limit: int = 20) -> list[Hit]:
+    """Sections holding an exact token (case-exact first), as Hit records with token, kind, exact."""
+    out = []
+    for row in ix.run("token", token=tok, limit=limit if kind is None else max(limit * 5, 100)):
+        if kind is not None and row["kind"] != kind:
+            continue
+        found = section_by_id(ix, row["id"])
+        if found is not None:
+            out.append(found.with_(token=row["token"], kind=row["kind"], exact=bool(row["exact"])))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def document_entries(ix: Index, prefix: str | None = None) -> list[DocumentEntry]:
+    glob = _glob_literal(prefix) + "*" if prefix else None
+    return [DocumentEntry(id=r["id"], path=r["path"], title=r["title"], lines=r["lines"], sections=r["sections"])
+            for r in ix.run("documents", glob=glob, limit=1_000_000)]
+
+
+def context_block(ix: Index, question: str, max_tokens: int = 2000, format: Format = "xml",
+                  limit: int = 5, count: TokenCounter | None = None) -> Context:
+    """The budgeted context block for a question (see mdfts.prompt)."""
+    matches = search_hits(ix, question, limit=limit)
+
+    def related(hit: Hit) -> list[tuple[str, Hit]]:
+        rows = ix.run("neighbors", id=hit.id)
+        out = []
+        for rel in RELATIONS:
+            for row in rows:
+                if row["relation"] == rel:
+                    found = section_by_id(ix, row["id"])
+                    if found is not None:
+                        out.append((rel, found))
+        return out
+
+    return build_context(matches, related, budget=max_tokens, fmt=format, question=question,
+                         provenance=Provenance.from_meta(ix.name, ix.meta), count=count)
+
+
+def rrf_merge(lists: dict[str, list[Hit]], limit: int, k: int = 60) -> list[Hit]:
+    """Hits of several indexes fused by reciprocal rank (bm25 scores do not compare across files):
+    each hit's score becomes sum(1 / (k + rank)) and it names its index."""
+    fused: dict[tuple[str, int], float] = {}
+    best: dict[tuple[str, int], tuple[int, Hit]] = {}
+    for name, hits in lists.items():
+        for rank, h in enumerate(hits, 1):
+            key = (name, h.id)
+            fused[key] = fused.get(key, 0.0) + 1.0 / (k + rank)
+            if key not in best or rank < best[key][0]:
+                best[key] = (rank, h)
+    order = sorted(fused, key=lambda key: (-fused[key], best[key][0], key[0], key[1]))
+    return [best[key][1].with_(index=key[0], score=round(fused[key], 6), rank=n)
+            for n, key in enumerate(order[:limit], 1)]
+
+
+def outline_of(ix: Index, path: str | None = None) -> list[OutlineEntry] | list[DocumentEntry]:
+    if path is None or path == "" or path.endswith("/"):
+        return document_entries(ix, path or None)
+    found, rows = _find_document(ix, parse_ref(path))
+    return list(outline_entries(found, rows))

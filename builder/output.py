@@ -53,3 +53,42 @@ def key_values(pairs: Iterable[tuple[str, Any]]) -> str:
     items = list(pairs)
     w = max((len(k) for k, _ in items), default=0)
     return "\n".join(f"{k.ljust(w)}  {v}" for k, v in items)
+
+
+def hits_text(hits: Sequence[Any]) -> str:
+    """Search results: rank, the `path:lines` reference `show` accepts, the trail, the score, a snippet."""
+    lines = []
+    for h in hits:
+        where = f"{h.index}:" if h.index else ""
+        lines.append(f"{h.rank:>2}. {where}{h.lines}  {' > '.join(h.trail) or '(lead text)'}  [{h.score:.3f}]")
+        if h.snippet:
+            lines.append("    " + " ".join(h.snippet.split()))
+    return "\n".join(lines)
+
+
+def section_text(hit: Any) -> str:
+    """One section: a visible header line with its references, then its markdown."""
+    rel = f" ({hit.relation})" if hit.relation else ""
+    url = f"  {hit.url}" if hit.url else ""
+    return f"[{hit.id}] {hit.ref}  {hit.lines}{rel}{url}\n{hit.body.rstrip()}\n"
+
+
+def outline_text(outline: Any) -> str:
+    """A document's headings, indented by level, each with the reference `show` accepts."""
+    lines = [f"{outline.path} — {outline.title}"]
+    for e in outline.entries:
+        indent = "  " * max(e.level - 1, 0)
+        lines.append(f"{indent}{e.ref}  lines {e.start_line}-{e.end_line}  ~{e.tokens} tokens")
+    return "\n".join(lines)
+
+
+def documents_text(docs: Sequence[Any]) -> str:
+    return table([d.to_dict() for d in docs], ["path", "title", "sections", "lines"], width=70)
+
+
+def build_summary(summary: Mapping[str, Any]) -> str:
+    """The one-line build summary (stderr), from the same dict `build --json` prints."""
+    return (f"{summary['output']}: {summary['documents']} documents, {summary['sections']} sections, "
+            f"{summary['tokens']} exact tokens, {summary['bytes']:,} bytes in {summary['seconds']:.2f}s"
+            + (f"; {len(summary['skipped'])} skipped" if summary["skipped"] else "")
+            + (f"; {summary['reused']} reused from {summary['previous']}" if summary.get("previous") else ""))

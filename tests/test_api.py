@@ -23,8 +23,8 @@ REF = "services/payments.md#rollback-procedure"
 
 
 def _hit_fields() -> dict[str, Any]:
-    return dict(rank=1, id=1, path="a.md", heading="A", trail=["A"], anchor="a", level=1, start_line=1,
-                end_line=2, score=1.0, snippet="", content="# A\n")
+    return dict(id=1, ref="a.md#a", path="a.md", heading="A", trail=("A",), anchor="a", level=1, start_line=1,
+                end_line=2, body="# A\n", score=1.0, rank=1)
 
 
 def _calls(db: Path, tmp: Path) -> dict[str, Callable[[], Any]]:
@@ -40,11 +40,19 @@ def _calls(db: Path, tmp: Path) -> dict[str, Callable[[], Any]]:
         "Index": lambda: _closed_after(mdfts.Index(db)),
         "build_index": lambda: mdfts.build_index([FIXTURE_DOCS], tmp / f"b{next(runs)}.db").stats.sections,
         "BuildResult": lambda: BuildResult(tmp / "x.db", WriteStats(1, 2, 3, 4), 1).files,
-        "search": lambda: [h["path"] for h in mdfts.search(db, "payments rollback")],
-        "show": lambda: [r["id"] for r in mdfts.show(db, REF, neighbors=True)],
-        "token": lambda: [r["id"] for r in mdfts.token(db, "PAYMENTS_DB_URL")],
-        "context": lambda: mdfts.context(db, "how do I roll back payments?", budget=500),
-        "Hit": lambda: mdfts.Hit(**_hit_fields()),  # type: ignore[typeddict-item]
+        "search": lambda: [h.path for h in mdfts.search(db, "payments rollback")],
+        "show": lambda: mdfts.show(db, REF).id,
+        "neighbors": lambda: [(h.relation, h.id) for h in mdfts.neighbors(db, REF)],
+        "token": lambda: [h.id for h in mdfts.token(db, "PAYMENTS_DB_URL")],
+        "outline": lambda: [e.to_dict() for e in mdfts.outline(db, "services/payments.md")],
+        "context": lambda: mdfts.context(db, "how do I roll back payments?", max_tokens=500).text,
+        "rrf_merge": lambda: [h.index for h in mdfts.rrf_merge({"a": mdfts.search(db, "payments")}, 3)],
+        "Hit": lambda: mdfts.Hit(**_hit_fields()).to_dict(),
+        "Outline": lambda: mdfts.Outline("a.md", "A", ()).to_dict(),
+        "OutlineEntry": lambda: mdfts.OutlineEntry(1, "a.md#a", "a.md", 1, "A", "a", 1, 2, 3, 1).to_dict(),
+        "DocumentEntry": lambda: mdfts.DocumentEntry(1, "a.md", "A", 3, 1).to_dict(),
+        "Context": lambda: mdfts.context(db, "payments", max_tokens=300).used,
+        "RefError": lambda: isinstance(mdfts.RefError("x"), mdfts.MdftsError),
         "split_sections": lambda: [s.heading for s in mdfts.split_sections("a.md", "# A\n\ntext\n## B\n").sections],
         "Document": lambda: mdfts.Document("a.md", "A", {}, "", 0, 1).front_matter_json,
         "Section": lambda: mdfts.Section(path="a.md", ordinal=0, level=1, heading="A", trail=("A",), anchor="a",
@@ -145,7 +153,9 @@ def test_read_functions_close_their_connections(fixture_db: Path, tmp_path: Path
         lambda: mdfts.search(fixture_db, "payments"),
         lambda: list(lookup.search_many(fixture_db, ["payments", "rollback"])),
         lambda: next(iter(lookup.search_many(fixture_db, ["payments", "rollback"]))),  # left unfinished
-        lambda: mdfts.show(fixture_db, REF, neighbors=True),
+        lambda: mdfts.show(fixture_db, REF),
+        lambda: mdfts.neighbors(fixture_db, REF),
+        lambda: mdfts.outline(fixture_db),
         lambda: mdfts.token(fixture_db, "PAYMENTS_DB_URL"),
         lambda: mdfts.context(fixture_db, "payments rollback"),
         lambda: lookup.run_named(fixture_db, "documents", {}),

@@ -65,8 +65,9 @@ def test_search_json(fixture_db: Path) -> None:
     result = run_cli(["search", fixture_db, "E1027", "--json"])
     hits = json.loads(result.stdout)
     assert result.exit_code == 0 and hits
-    assert set(hits[0]) == {"rank", "id", "path", "heading", "trail", "anchor", "level", "start_line", "end_line",
-                            "score", "snippet", "content"}
+    assert set(hits[0]) == {"rank", "id", "ref", "path", "heading", "trail", "anchor", "level", "start_line",
+                            "end_line", "score", "snippet", "url", "body", "content"}
+    assert hits[0]["content"] == hits[0]["body"] and hits[0]["url"] is None  # no --source-url at build
     assert (hits[0]["path"], hits[0]["heading"]) == ("services/payments.md", "E1027 idempotency conflicts")
 
 
@@ -123,7 +124,7 @@ def test_show_by_id_and_by_anchor(fixture_db: Path) -> None:
     [row] = json.loads(by_anchor.stdout)
     assert (row["heading"], row["start_line"], row["end_line"]) == ("Rollback procedure", 10, 18)
     by_id = run_cli(["show", fixture_db, str(row["id"])])
-    assert by_id.stdout.startswith(f"<!-- services/payments.md:10-18 #rollback-procedure id={row['id']} -->\n"
+    assert by_id.stdout.startswith(f"[{row['id']}] services/payments.md#rollback-procedure  services/payments.md:10-18\n"
                                    "## Rollback procedure\n")
 
 
@@ -148,8 +149,8 @@ def test_show_lead_section_by_empty_anchor(fixture_db: Path) -> None:
 def test_token(fixture_db: Path) -> None:
     result = run_cli(["token", fixture_db, "E1027"])
     lines = result.stdout.splitlines()
-    assert lines[0].split() == ["id", "path", "start_line", "end_line", "heading", "token", "kind", "exact"]
-    assert len(lines) == 3 and "services/payments.md" in lines[2] and lines[2].split()[-3:] == ["E1027", "error_code", "1"]
+    assert lines[0].split() == ["id", "ref", "lines", "token", "kind", "exact"]
+    assert len(lines) == 3 and "services/payments.md#" in lines[2] and lines[2].split()[-3:] == ["E1027", "error_code", "1"]
     none = run_cli(["token", fixture_db, "NOPE_NOT_HERE"])
     assert (none.exit_code, none.stdout, none.stderr) == (0, "", "no section holds the token 'NOPE_NOT_HERE'\n")
 
@@ -166,30 +167,28 @@ def test_query_list_param_and_sql(fixture_db: Path) -> None:
     assert run_cli(["query", fixture_db, "outline", "-p", "path=missing.md"]).stdout == "(no rows)\n"
 
 
-def _tokens(text: str) -> int:
-    return (len(text) + 3) // 4
-
-
+@pytest.mark.parametrize("fmt", ["xml", "markdown", "json"])
 @pytest.mark.parametrize("budget", [60, 150, 400, 5000])
-def test_context_respects_the_budget(sample_db: Path, budget: int) -> None:
-    result = run_cli(["context", sample_db, "how do I roll back payments?", "--budget", str(budget)])
+def test_context_respects_the_budget(sample_db: Path, budget: int, fmt: str) -> None:
+    result = run_cli(["context", sample_db, "how do I roll back payments?", "--budget", str(budget), "--format", fmt])
     assert result.exit_code == 0
-    body, _, note = result.stdout.partition("\n<!-- mdfts: left out for the budget of ")
-    blocks = re.split(r"(?m)^(?=<!-- source: )", body)
-    assert sum(_tokens(b.rstrip("\n") + "\n") for b in blocks if b.strip()) <= budget
-    if budget < 5000:
-        assert note.startswith(f"{budget} tokens: ") and "(match #" in note
+    used = (len(result.stdout.encode("utf-8")) + 3) // 4  # everything printed, 4 bytes a token
+    assert used <= budget
+    assert f"{used}" in result.stdout  # the block states its own size
     if budget >= 400:
-        assert body.startswith("<!-- source: runbooks/payments.md:83-103 | payments > Rollback procedure | match #1 -->")
-    if budget == 60:  # nothing fits whole: the best match comes cut, and says so
-        assert body.startswith("<!-- source: runbooks/payments.md:83-103 | payments > Rollback procedure | "
-                               "match #1, cut to the budget -->\n## Rollback procedure\n")
-        assert "<!-- mdfts: section truncated -->" in body
+        assert "runbooks/payments.md:83-" in result.stdout  # the best match (json's frame is dearer: cut)
+
+
+def test_context_json_flag_is_format_json(sample_db: Path) -> None:
+    a = run_cli(["context", sample_db, "rollback", "--json"]).stdout
+    b = run_cli(["context", sample_db, "rollback", "--format", "json"]).stdout
+    assert a == b and json.loads(a)["documents"][0]["ref"]
 
 
 def test_context_no_match(fixture_db: Path) -> None:
     result = run_cli(["context", fixture_db, "zzzqqqxxx"])
-    assert (result.exit_code, result.stdout) == (0, "<!-- mdfts: no section matches 'zzzqqqxxx' -->\n")
+    assert result.exit_code == 0 and "<document " not in result.stdout
+    assert result.stderr == "no section matches: 'zzzqqqxxx'\n"
 
 
 def _write_queries(path: Path, lines: list[dict[str, object]]) -> Path:
@@ -235,12 +234,15 @@ def test_eval_bad_line(fixture_db: Path, tmp_path: Path) -> None:
         (["query", "{db}", "nope"], "no query named 'nope'; this index has: documents, neighbors, outline, search, section, token"),
         (["query", "{db}", "token", "-p", "bogus=1"], "query 'token' takes :token, :limit; not :bogus"),
         (["query", "{db}", "search", "-p", "q=x", "-p", "limit=abc"], "query 'search' failed (limit='abc', q='x'): datatype mismatch"),
-        (["show", "{db}", "nope.md#x"], "no section 'nope.md#x' in this index (give an id, or PATH#ANCHOR)"),
-        (["show", "{db}", "\udcff"], "no section '\\udcff' in this index (give an id, or PATH#ANCHOR)"),
+        (["show", "{db}", "nope.md#x"], "no document 'nope.md' in this index; nearest documents: bom.md, "
+                                         "nesting.md, lone_cr.md, no_headings.md, unclosed_fence.md"),
+        (["show", "{db}", "nesting.md#chld-a"], "no section 'nesting.md#chld-a'; nearest anchors in nesting.md: "
+                                                 "#child-a, #child-b, #grandchild"),
+        (["show", "{db}", "999999"], "no section with id 999999 in this index"),
         (["eval", "{db}", "{tmp}/none.jsonl"], "{tmp}/none.jsonl: cannot read: No such file or directory"),
     ],
     ids=["missing-db", "not-sqlite", "not-mdfts", "missing-docs", "unknown-query", "unknown-param", "bad-limit",
-         "unknown-section", "lone-surrogate", "missing-queries"],
+         "unknown-document", "unknown-anchor", "unknown-id", "missing-queries"],
 )
 def test_errors_are_one_line(fixture_db: Path, tmp_path: Path, args: list[str], error: str) -> None:
     (tmp_path / "notdb.db").write_bytes(b"this is not sqlite, just some bytes" * 10)

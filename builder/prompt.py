@@ -1,0 +1,358 @@
+"""Prompt-ready context for a question: whole sections in a token budget that counts every byte printed.
+
+Matches come first (best first), then parents and neighbours of the matches while they fit; the
+blocks are grouped by document, in document order; what does not fit is listed once as omitted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+from xml.sax.saxutils import quoteattr
+
+from mdfts.errors import MdftsError
+from mdfts.records import Hit
+
+Format = Literal["xml", "markdown", "json"]
+FORMATS: tuple[Format, ...] = ("xml", "markdown", "json")
+RELATIONS = ("parent", "previous", "next")
+
+
+class TokenCounter(Protocol):
+    name: str
+
+    def __call__(self, text: str) -> int: ...
+
+
+class ByteCounter:
+    """The estimate used when no tokenizer is installed: 4 bytes of UTF-8 a token, rounded up."""
+
+    name = "bytes/4"
+
+    def __call__(self, text: str) -> int:
+        return math.ceil(len(text.encode("utf-8")) / 4)
+
+
+class TiktokenCounter:
+    def __init__(self, encoding: Any, name: str) -> None:
+        self._encoding, self.name = encoding, name
+
+    def __call__(self, text: str) -> int:
+        return len(self._encoding.encode(text, disallowed_special=()))
+
+
+_DEFAULT: list[TokenCounter] = []
+
+
+def default_counter() -> TokenCounter:
+    """tiktoken's o200k_base when tiktoken is installed and its encoding loads, else bytes/4."""
+    if not _DEFAULT:
+        counter: TokenCounter = ByteCounter()
+        try:
+            import tiktoken  # type: ignore[import-not-found]
+
+            counter = TiktokenCounter(tiktoken.get_encoding("o200k_base"), "tiktoken/o200k_base")
+        except Exception:  # not installed, or its encoding file cannot be fetched offline
+            pass
+        _DEFAULT.append(counter)
+    return _DEFAULT[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where the sections come from, printed with the block."""
+
+    index: str
+    version: str = ""
+    commit: str = ""
+    built_at: str = ""
+    source: str = ""
+
+    @classmethod
+    def from_meta(cls, name: str, meta: dict[str, str]) -> Provenance:
+        return cls(index=name, version=meta.get("artifact_version", ""), commit=meta.get("git_commit", ""),
+                   built_at=meta.get("built_at", ""), source=meta.get("source", ""))
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One section in the context: a match, or the parent/previous/next of the match `of`."""
+
+    hit: Hit
+    role: str            # match, parent, previous, next
+    order: int           # rank of the match it belongs to (1 = best): documents sort by it
+    of_id: int | None = None
+    cut_lines: int | None = None  # kept only the first N lines of a match too long to fit whole
+
+    @property
+    def end_line(self) -> int:
+        if self.cut_lines is None:
+            return self.hit.end_line
+        return min(self.hit.end_line, self.hit.start_line + self.cut_lines - 1)
+
+    @property
+    def body(self) -> str:
+        text = self.hit.body.rstrip("\n")
+        if self.cut_lines is None:
+            return text
+        lines = text.split("\n")[: self.cut_lines]
+        fences = sum(1 for line in lines if line.lstrip().startswith(("```", "~~~")))
+        kept = "\n".join(lines).rstrip() + ("\n```" if fences % 2 else "")  # close a fence the cut opened
+        return f"{kept}\n[… lines {self.end_line + 1}-{self.hit.end_line} cut for the budget; fetch {self.hit.ref}]"
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """The rendered block (`text`, exactly what is printed) and what went into it."""
+
+    text: str
+    format: Format
+    budget: int
+    used: int                   # tokens of `text` by `tokenizer`; never above `budget`
+    tokenizer: str
+    blocks: tuple[Block, ...]   # in printed order; [n] in the text is blocks[n-1]
+    omitted: tuple[str, ...]    # refs left out for the budget
+    question: str = ""
+    provenance: Provenance = field(default_factory=lambda: Provenance(""))
+
+    def __str__(self) -> str:
+        return self.text
+
+    @property
+    def hits(self) -> list[Hit]:
+        return [b.hit for b in self.blocks]
+
+
+def _ordered(blocks: Sequence[Block]) -> list[Block]:
+    """Grouped by document (the document of the best match first), in line order within it."""
+    first: dict[str, int] = {}
+    for b in blocks:
+        first[b.hit.path] = min(first.get(b.hit.path, b.order), b.order)
+    return sorted(blocks, key=lambda b: (first[b.hit.path], b.hit.path, b.hit.start_line))
+
+
+def _source(b: Block) -> str:
+    return f"{b.hit.path}:{b.hit.start_line}-{b.end_line}"
+
+
+def _role_text(b: Block, number: dict[int, int]) -> str:
+    if b.role == "match":
+        return "match"
+    return f"{b.role} of [{number[b.of_id]}]" if b.of_id in number else b.role
+
+
+def _short(commit: str) -> str:
+    return commit[:12]
+
+
+def _omitted_text(omitted: Sequence[str], more: int) -> str:
+    return ", ".join([*omitted, *([f"{more} more"] if more else [])])
+
+
+def _xml(p: Provenance, budget: int, used: int, tokenizer: str, blocks: list[Block], omitted: Sequence[str],
+         more: int, brief: bool) -> str:
+    attrs = [("index", p.index)]
+    if not brief:
+        attrs += [(k, v) for k, v in (("version", p.version), ("commit", _short(p.commit))) if v]
+    attrs += [("budget", str(budget)), ("used", str(used)), ("tokenizer", tokenizer)]
+    out = ["<documents " + " ".join(f"{k}={quoteattr(v)}" for k, v in attrs) + ">"]
+    number = {b.hit.id: n for n, b in enumerate(blocks, 1)}
+    for n, b in enumerate(blocks, 1):
+        role = _role_text(b, number)
+        out.append(f'<document index="{n}" ref={quoteattr(b.hit.ref)} role={quoteattr(role)}>')
+        out.append(f"<source>{_esc(_source(b))}{' ' + _esc(b.hit.url) if b.hit.url else ''}</source>")
+        out.append(f"<title>{_esc(b.hit.title)}</title>")
+        # The body goes in as written (exact tokens untouched); only a literal closing tag is defused.
+        body = b.body.replace("</document_content>", "<\\/document_content>")
+        out.append(f"<document_content>\n{body}\n</document_content>")
+        out.append("</document>")
+    if omitted or more:
+        listed = f" refs={quoteattr(','.join(omitted))}" if omitted else ""
+        out.append(f'<omitted{listed}{f" more={quoteattr(str(more))}" if more else ""} reason="budget"/>')
+    out.append("</documents>")
+    return "\n".join(out) + "\n"
+
+
+def _esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _markdown(p: Provenance, budget: int, used: int, tokenizer: str, blocks: list[Block], omitted: Sequence[str],
+              more: int, brief: bool) -> str:
+    where = p.index
+    if not brief:
+        extra = ", ".join(f"{k} {v}" for k, v in (("version", p.version), ("commit", _short(p.commit))) if v)
+        where += f" ({extra})" if extra else ""
+    noun = "section" if len(blocks) == 1 else "sections"
+    out = [f"Context from {where}: {len(blocks)} {noun}, {used} of {budget} tokens ({tokenizer})."]
+    number = {b.hit.id: n for n, b in enumerate(blocks, 1)}
+    for n, b in enumerate(blocks, 1):
+        role = _role_text(b, number)
+        out.append("")
+        out.append(f"### [{n}] {b.hit.title} — {_source(b)}" + ("" if role == "match" else f" ({role})"))
+        if b.hit.url:
+            out.append(f"Source: {b.hit.url}")
+        out.append("")
+        out.append(b.body)
+    if omitted or more:
+        out.append("")
+        out.append("Omitted for the budget: " + _omitted_text(omitted, more))
+    return "\n".join(out) + "\n"
+
+
+def _json(p: Provenance, budget: int, used: int, tokenizer: str, blocks: list[Block], omitted: Sequence[str],
+          more: int, brief: bool, question: str) -> str:
+    number = {b.hit.id: n for n, b in enumerate(blocks, 1)}
+    doc: dict[str, Any] = {"index": p.index}
+    if not brief:
+        doc.update(version=p.version, commit=p.commit, built_at=p.built_at, source=p.source)
+    doc.update(question=question, budget=budget, used=used, tokenizer=tokenizer)
+    doc["documents"] = [
+        {
+            "index": n, "id": b.hit.id, "ref": b.hit.ref, "path": b.hit.path,
+            "start_line": b.hit.start_line, "end_line": b.end_line, "source": _source(b), "url": b.hit.url,
+            "title": b.hit.title, "role": b.role, "of": number.get(b.of_id) if b.of_id is not None else None,
+            "rank": b.hit.rank, "score": b.hit.score, "cut": b.cut_lines is not None, "body": b.body,
+        }
+        for n, b in enumerate(blocks, 1)
+    ]
+    doc["omitted"] = list(omitted)
+    doc["omitted_more"] = more
+    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+
+
+def render(fmt: Format, p: Provenance, budget: int, used: int, tokenizer: str, blocks: Sequence[Block],
+           omitted: Sequence[str], more: int = 0, brief: bool = False, question: str = "") -> str:
+    """The printed text: `omitted` refs listed, `more` counted; `brief` drops version and commit."""
+    ordered = _ordered(blocks)
+    if fmt == "xml":
+        return _xml(p, budget, used, tokenizer, ordered, omitted, more, brief)
+    if fmt == "markdown":
+        return _markdown(p, budget, used, tokenizer, ordered, omitted, more, brief)
+    return _json(p, budget, used, tokenizer, ordered, omitted, more, brief, question)
+
+
+def _has_text(hit: Hit) -> bool:
+    lines = hit.body.strip("\n").split("\n")
+    return any(line.strip() for line in (lines[1:] if hit.level > 0 else lines))
+
+
+def _can_cut(hit: Hit, lines: int) -> bool:
+    """A cut must keep the heading and at least one non-blank line after it."""
+    return any(line.strip() for line in hit.body.split("\n")[1:lines])
+
+
+def build_context(
+    matches: Sequence[Hit],
+    related: Callable[[Hit], Sequence[tuple[str, Hit]]],
+    *,
+    budget: int,
+    fmt: Format = "xml",
+    provenance: Provenance,
+    question: str = "",
+    count: TokenCounter | None = None,
+) -> Context:
+    """Choose and render the sections for a context block of at most `budget` tokens.
+
+    Sections go in whole; only a match too long to fit whole may be cut at a line (keeping its
+    heading and some text, and saying so). The omitted refs are listed in what room is left.
+
+    :param matches: search hits, best first.
+    :param related: (relation, hit) pairs of a match: its parent, previous and next sections.
+    """
+    if fmt not in FORMATS:
+        raise MdftsError(f"unknown context format {fmt!r}; use one of {', '.join(FORMATS)}")
+    counter = count or default_counter()
+    # A section with nothing but its heading adds nothing: its heading is in the trail of the
+    # sections under it. It is neither printed nor listed.
+    matches = [h for h in matches if _has_text(h)]
+    relations = {h.id: [(r, o) for r, o in related(h) if _has_text(o)] for h in matches}
+    # While choosing, the omitted trailer is priced as a count with three digits and no refs
+    # listed: no larger than it can end up (candidates are at most a few dozen), and the same
+    # whatever the relatives are, so they cannot change which matches fit.
+    most = max(100, len({h.id for h in matches} | {o.id for rs in relations.values() for _, o in rs}))
+
+    def text_of(blocks: Sequence[Block], omitted: Sequence[str], more: int, brief: bool, used: int) -> str:
+        return render(fmt, provenance, budget, used, counter.name, blocks, omitted, more, brief, question)
+
+    def fits(blocks: Sequence[Block], brief: bool) -> bool:
+        # `used` printed as the budget has at least as many digits as the final figure.
+        return counter(text_of(blocks, [], most, brief, budget)) <= budget
+
+    def choose(brief: bool) -> tuple[list[Block], list[str]]:
+        chosen: list[Block] = []
+        omitted: list[str] = []
+        seen: set[int] = set()
+
+        def offer(block: Block, allow_cut: bool) -> bool:
+            taken: Block | None = None
+            if fits([*chosen, block], brief):
+                taken = block
+            elif allow_cut:
+                n_lines = len(block.hit.body.rstrip("\n").split("\n"))
+                lo = next((k for k in range(2, n_lines) if _can_cut(block.hit, k)), n_lines)
+                hi = n_lines - 1  # the largest number of lines that fits wins
+                while lo <= hi:
+                    mid = (lo + hi) // 2
+                    cut = Block(block.hit, block.role, block.order, block.of_id, mid)
+                    if fits([*chosen, cut], brief):
+                        taken, lo = cut, mid + 1
+                    else:
+                        hi = mid - 1
+            seen.add(block.hit.id)
+            if taken is None:
+                omitted.append(block.hit.ref)
+                return False
+            chosen.append(taken)
+            return True
+
+        whole: list[tuple[int, Hit]] = []
+        for rank, hit in enumerate(matches, 1):
+            if hit.id not in seen and offer(Block(hit, "match", rank), allow_cut=True):
+                if chosen[-1].cut_lines is None:
+                    whole.append((rank, hit))
+        for rank, hit in whole:
+            for relation, other in relations[hit.id]:
+                if other.id not in seen:
+                    offer(Block(other, relation, rank, hit.id), allow_cut=False)
+        return chosen, omitted
+
+    picked: tuple[list[Block], list[str], bool] | None = None
+    for brief in (False, True):
+        chosen, omitted = choose(brief)
+        if not fits(chosen, brief):
+            continue
+        top_in = not matches or any(b.hit.id == matches[0].id for b in chosen)
+        if picked is None or top_in:
+            picked = (chosen, omitted, brief)
+        if top_in:
+            break
+    if picked is None:
+        floor = counter(text_of([], [], most, True, budget))
+        raise MdftsError(f"a budget of {budget} tokens cannot hold even an empty context block "
+                         f"({floor} tokens by {counter.name}); give a larger budget")
+    chosen, omitted, brief = picked
+    # List as many omitted refs as the room left allows (in order: matches, then relatives); count
+    # the rest. Listing none always fits: the count was priced at its largest while choosing.
+    shown = 0
+    while shown < len(omitted) and counter(text_of(chosen, omitted[: shown + 1], len(omitted) - shown - 1,
+                                                   brief, budget)) <= budget:
+        shown += 1
+    listed, more = omitted[:shown], len(omitted) - shown
+    # The figure is part of what it counts. Printed as the budget it fits; each lower figure has
+    # no more digits, so the count never rises and settles within a few rounds (always <= budget).
+    used = budget
+    text = text_of(chosen, listed, more, brief, used)
+    for _ in range(8):
+        actual = counter(text)
+        if actual == used:
+            break
+        used = actual
+        text = text_of(chosen, listed, more, brief, used)
+    return Context(
+        text=text, format=fmt, budget=budget, used=used, tokenizer=counter.name,
+        blocks=tuple(_ordered(chosen)), omitted=tuple(omitted), question=question, provenance=provenance,
+    )

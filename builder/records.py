@@ -1,0 +1,146 @@
+"""The typed records the read API returns: one vocabulary of fields for Python, JSON, MCP and llm."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A section as the read API returns it: from search, show, token, context or fetch.
+
+    `ref` (`path#anchor`) and `id` are both accepted back by `Index.show`; `url` is the link to
+    the source lines when the index was built with `--source-url`, else None.
+    """
+
+    id: int
+    ref: str                 # path#anchor; `path#` for the lead text before the first heading
+    path: str
+    heading: str
+    trail: tuple[str, ...]   # ancestor headings, then this heading
+    anchor: str
+    level: int               # 1-6; 0 for the lead text
+    start_line: int          # 1-based, inclusive
+    end_line: int
+    body: str                # the section's markdown, heading line included
+    score: float | None = None   # search only: higher is better
+    snippet: str = ""            # search only: the matched words in context
+    url: str | None = None
+    rank: int | None = None      # search only: 1 for the best hit
+    index: str | None = None     # the index's name, when results come from several
+    relation: str | None = None  # show with neighbours: self, parent, previous, next, child
+    token: str | None = None     # token lookups: the token as written, its kind, case-exact?
+    kind: str | None = None
+    exact: bool | None = None
+    explain: dict[str, Any] | None = field(default=None, compare=False)
+
+    @property
+    def lines(self) -> str:
+        """`path:start-end`, the citation form."""
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+    @property
+    def title(self) -> str:
+        """The heading trail as one line (`Payments › Rollback`); the path for lead text."""
+        return " › ".join(self.trail) or self.path
+
+    def __getitem__(self, key: str) -> Any:
+        """Dict-style access (`hit["path"]`, `hit["content"]`), as for the JSON form: code written
+        against the earlier TypedDict hits keeps working."""
+        return self.to_dict(content_alias=True)[key]
+
+    def with_(self, **changes: Any) -> Hit:
+        return replace(self, **changes)
+
+    def to_dict(self, content_alias: bool = False) -> dict[str, Any]:
+        """A JSON-ready dict; fields that do not apply (None) are left out, except `url`.
+
+        :param content_alias: also give the body as `content` (search JSON keeps it for batch
+            consumers that read that name).
+        """
+        out: dict[str, Any] = {}
+        if self.rank is not None:
+            out["rank"] = self.rank
+        out.update(
+            id=self.id, ref=self.ref, path=self.path, heading=self.heading, trail=list(self.trail),
+            anchor=self.anchor, level=self.level, start_line=self.start_line, end_line=self.end_line,
+        )
+        for name in ("score", "index", "relation", "token", "kind", "exact", "explain"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        if self.score is not None:
+            out["snippet"] = self.snippet
+        out["url"] = self.url
+        out["body"] = self.body
+        if content_alias:
+            out["content"] = self.body
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class OutlineEntry:
+    """One heading of a document's outline, with its size (estimated tokens) for planning reads."""
+
+    id: int
+    ref: str
+    path: str
+    level: int
+    heading: str
+    anchor: str
+    start_line: int
+    end_line: int
+    chars: int
+    tokens: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f: getattr(self, f) for f in self.__slots__}
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentEntry:
+    """One document of an index: what `outline()` lists without a path."""
+
+    id: int
+    path: str
+    title: str
+    lines: int
+    sections: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f: getattr(self, f) for f in self.__slots__}
+
+
+@dataclass(frozen=True, slots=True)
+class Outline:
+    """A document's headings: what `show(path)` and `outline(path)` give for a bare path."""
+
+    path: str
+    title: str
+    entries: tuple[OutlineEntry, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "title": self.title, "headings": [e.to_dict() for e in self.entries]}
+
+
+def make_ref(path: str, anchor: str) -> str:
+    return f"{path}#{anchor}"
+
+
+def trail_of(value: Any) -> tuple[str, ...]:
+    """A stored trail (a JSON array, or already a list) as a tuple."""
+    if isinstance(value, str):
+        return tuple(json.loads(value))
+    return tuple(value or ())
+
+
+def hit_from_row(row: dict[str, Any], url: str | None = None, **extra: Any) -> Hit:
+    """A Hit from a row of search.sql, section.sql or neighbors.sql (trail may be missing)."""
+    trail = trail_of(row["trail"]) if "trail" in row else (row["heading"],) if row.get("heading") else ()
+    return Hit(
+        id=row["id"], ref=make_ref(row["path"], row["anchor"]), path=row["path"], heading=row["heading"],
+        trail=trail, anchor=row["anchor"], level=row["level"], start_line=row["start_line"],
+        end_line=row["end_line"], body=row["body"], url=url, **extra,
+    )

@@ -1,0 +1,98 @@
+"""Section references as printed and accepted everywhere: `12`, `path#anchor`, `path:line`, `path`."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from mdfts.errors import MdftsError
+
+RefKind = Literal["id", "anchor", "line", "path"]
+_LINE = re.compile(r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
+
+
+class RefError(MdftsError):
+    """A reference names no section; the message lists the nearest anchors or paths."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    kind: RefKind
+    text: str
+    id: int | None = None
+    path: str = ""
+    anchor: str = ""
+    line: int | None = None
+
+
+def parse_ref(ref: str) -> Ref:
+    """`12` → id; `a/b.md#Roll-Back` → anchor; `a/b.md:83` or `a/b.md:83-103` → line; `a/b.md` → path."""
+    text = ref.strip()
+    if not text:
+        raise RefError("empty reference; give an id, PATH#ANCHOR, PATH:LINE or PATH")
+    if text.isdigit():
+        return Ref("id", text, id=int(text))
+    if "#" in text:
+        path, _, anchor = text.partition("#")
+        return Ref("anchor", text, path=_clean_path(path), anchor=anchor.strip())
+    m = _LINE.match(text)
+    if m:
+        return Ref("line", text, path=_clean_path(m["path"]), line=int(m["start"]))
+    return Ref("path", text, path=_clean_path(text))
+
+
+def _clean_path(path: str) -> str:
+    path = path.strip().replace("\\", "/")
+    while path.startswith("./"):
+        path = path[2:]
+    return path.lstrip("/")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^\w\- ]", "", text.strip().lower()).replace(" ", "-")
+
+
+def pick_anchor(rows: Sequence[Mapping[str, Any]], anchor: str) -> Mapping[str, Any] | None:
+    """The outline row for an anchor: exact, else case-insensitive, else as a heading's slug."""
+    tests: list[Callable[[str], bool]] = [
+        lambda a: a == anchor, lambda a: a.lower() == anchor.lower(), lambda a: a == _slug(anchor)]
+    for test in tests:
+        for row in rows:
+            if test(row["anchor"]):
+                return row
+    return None
+
+
+def pick_line(rows: Sequence[Mapping[str, Any]], line: int) -> Mapping[str, Any] | None:
+    """The outline row whose lines hold `line`; before the first section, the first one; past the
+    end, the last one that starts before it."""
+    if not rows:
+        return None
+    holding = [r for r in rows if r["start_line"] <= line <= r["end_line"]]
+    if holding:
+        return holding[-1]
+    before = [r for r in rows if r["start_line"] <= line]
+    return before[-1] if before else rows[0]
+
+
+def nearest(words: Sequence[str], word: str, n: int = 5) -> list[str]:
+    """The closest few of `words` to `word` (by difflib), else the first few."""
+    lowered = {w.lower(): w for w in words}
+    close = difflib.get_close_matches(word.lower(), list(lowered), n=n, cutoff=0.4)
+    return [lowered[w] for w in close] or list(words[:n])
+
+
+def anchor_miss(ref: Ref, rows: Sequence[Mapping[str, Any]]) -> RefError:
+    anchors = [r["anchor"] for r in rows if r["anchor"]]
+    near = nearest(anchors, ref.anchor)
+    return RefError(f"no section {ref.text!r}; nearest anchors in {ref.path}: "
+                    + ", ".join(f"#{a}" for a in near) if near else f"no section {ref.text!r}: {ref.path} has no headings")
+
+
+def path_miss(ref: Ref, paths: Sequence[str]) -> RefError:
+    near = nearest(paths, ref.path)
+    hint = f"; nearest documents: {', '.join(near)}" if near else "; the index has no documents"
+    return RefError(f"no document {ref.path!r} in this index{hint}")

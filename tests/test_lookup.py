@@ -1,0 +1,158 @@
+"""The typed read API (mdfts.lookup through Index): Hit records, references in every printed form,
+outlines, token kinds, stored queries, numbers as numbers, and source URLs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import mdfts
+from mdfts.build import build_index
+from mdfts.refs import RefError, parse_ref
+
+from conftest import FIXTURE_DOCS, run_cli
+
+REF = "services/payments.md#rollback-procedure"
+
+
+@pytest.fixture(scope="module")
+def ix(fixture_db: Path) -> Iterator[mdfts.Index]:
+    with mdfts.open_index(fixture_db) as index:
+        yield index
+
+
+@pytest.fixture(scope="module")
+def linked_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("linked") / "linked.db"
+    build_index([FIXTURE_DOCS], out, source_url="https://git.example/docs/blob/{commit}/{path}#L{start_line}-L{end_line}")
+    return out
+
+
+def test_search_gives_typed_records_with_every_field(ix: mdfts.Index) -> None:
+    [hit, *_] = ix.search("payments rollback", limit=3)
+    assert isinstance(hit, mdfts.Hit)
+    assert (hit.ref, hit.path, hit.heading, hit.trail, hit.anchor, hit.level, hit.start_line, hit.end_line) == (
+        REF, "services/payments.md", "Rollback procedure", ("payments", "Rollback procedure"),
+        "rollback-procedure", 2, 10, 18)
+    assert hit.rank == 1 and isinstance(hit.score, float) and hit.body.startswith("## Rollback procedure\n")
+    assert hit.url is None and hit.lines == "services/payments.md:10-18" and hit.title == "payments › Rollback procedure"
+    assert hit["content"] == hit.body and hit["trail"] == ["payments", "Rollback procedure"]  # dict-style too
+
+
+def test_explain_is_accepted_and_says_what_it_has(ix: mdfts.Index) -> None:
+    plain = ix.search("payments rollback", limit=3)
+    explained = ix.search("payments rollback", limit=3, explain=True)
+    assert [h.id for h in explained] == [h.id for h in plain]
+    assert all(h.explain is not None and h.explain.get("score", h.score) == h.score for h in explained)
+    assert all(h.explain is None for h in plain)
+
+
+def test_path_prefix_keeps_one_folder(ix: mdfts.Index) -> None:
+    hits = ix.search("payments", limit=5, path_prefix="services/")
+    assert hits and all(h.path.startswith("services/") for h in hits)
+    assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
+
+
+@pytest.mark.parametrize(
+    "ref",
+    [REF, "services/payments.md#Rollback-Procedure", "services/payments.md#ROLLBACK PROCEDURE",
+     "services/payments.md:12", "services/payments.md:10-18", "./services/payments.md#rollback-procedure"],
+    ids=["anchor", "anchor-case", "heading-text", "line", "citation", "dot-slash"],
+)
+def test_show_takes_every_printed_reference(ix: mdfts.Index, ref: str) -> None:
+    shown = ix.show(ref)
+    assert isinstance(shown, mdfts.Hit) and shown.ref == REF
+    assert ix.show(str(shown.id)) == shown
+
+
+def test_a_line_before_the_first_section_gives_the_first(ix: mdfts.Index) -> None:
+    first = ix.outline("services/payments.md")[0]
+    shown = ix.show("services/payments.md:1")
+    assert isinstance(shown, mdfts.Hit) and shown.id == first.id
+
+
+def test_a_bare_path_gives_the_outline(ix: mdfts.Index) -> None:
+    shown = ix.show("nesting.md")
+    assert isinstance(shown, mdfts.Outline)
+    assert [(e.level, e.ref) for e in shown.entries] == [
+        (1, "nesting.md#top"), (2, "nesting.md#child-a"), (3, "nesting.md#grandchild"),
+        (2, "nesting.md#child-b"), (4, "nesting.md#skipped-a-level")]
+    assert all(e.tokens == (e.chars + 3) // 4 for e in shown.entries)
+    assert ix.outline("nesting.md") == list(shown.entries)
+
+
+def test_a_miss_lists_the_nearest_anchors(ix: mdfts.Index) -> None:
+    with pytest.raises(RefError, match=r"no section 'services/payments.md#rolback'; nearest anchors in "
+                                       r"services/payments.md: #rollback-procedure"):
+        ix.show("services/payments.md#rolback")
+    with pytest.raises(RefError, match=r"no document 'services/paymnts.md' in this index; nearest documents: "
+                                       r"services/payments.md"):
+        ix.show("services/paymnts.md#x")
+
+
+def test_neighbors_name_their_relation(ix: mdfts.Index) -> None:
+    rel = [(h.relation, h.heading) for h in ix.neighbors("services/payments.md#required-env-vars")]
+    assert rel == [("self", "Required ENV vars"), ("parent", "payments"), ("previous", "payments"),
+                   ("next", "Rollback procedure")]
+
+
+def test_token_records_and_kind_filter(ix: mdfts.Index) -> None:
+    hits = ix.token("PAYMENTS_DB_URL")
+    assert hits and all(h.token == "PAYMENTS_DB_URL" and h.kind == "env_var" and h.exact for h in hits)
+    assert all(h.body and h.ref.startswith(h.path + "#") for h in hits)
+    assert ix.token("PAYMENTS_DB_URL", kind="cli_flag") == []
+
+
+def test_outline_without_a_path_lists_documents(ix: mdfts.Index) -> None:
+    docs = ix.outline()
+    assert len(docs) == int(ix.meta["documents"]) and all(isinstance(d, mdfts.DocumentEntry) for d in docs)
+    under = ix.outline("services/")
+    assert [d.path for d in under] == ["services/env-vars.md", "services/payments-worker.md", "services/payments.md"]
+
+
+def test_query_runs_a_stored_query(ix: mdfts.Index) -> None:
+    rows = ix.query("outline", path="nesting.md")
+    assert [r["heading"] for r in rows] == ["Top", "Child a", "Grandchild", "Child b", "Skipped a level"]
+    assert rows == ix.run("outline", path="nesting.md")
+
+
+def test_info_gives_numbers_as_numbers(ix: mdfts.Index, fixture_db: Path) -> None:
+    meta = ix.info()["meta"]
+    assert all(isinstance(meta[k], int) for k in ("documents", "sections", "tokens", "schema_version"))
+    cli_meta = json.loads(run_cli(["info", fixture_db, "--json"]).stdout)["meta"]
+    assert cli_meta["sections"] == meta["sections"] and isinstance(cli_meta["sections"], int)
+
+
+def test_url_whenever_the_index_has_a_template(linked_db: Path) -> None:
+    with mdfts.open_index(linked_db) as ix:
+        commit = ix.meta.get("git_commit") or "HEAD"
+        want = f"https://git.example/docs/blob/{commit}/services/payments.md#L10-L18"
+        assert ix.search("payments rollback", limit=1)[0].url == want
+        shown = ix.show(REF)
+        assert isinstance(shown, mdfts.Hit) and shown.url == want
+        assert ix.token("PAYMENTS_DB_URL")[0].url
+        assert want in ix.context("payments rollback", max_tokens=1000).text
+    hits = json.loads(run_cli(["search", linked_db, "payments rollback", "--json", "-k", "1"]).stdout)
+    assert hits[0]["url"] == want
+
+
+def test_parse_ref_forms() -> None:
+    assert parse_ref(" 12 ").id == 12
+    assert (parse_ref("a/b.md#X").kind, parse_ref("a/b.md#X").anchor) == ("anchor", "X")
+    assert (parse_ref("a/b.md:83-103").kind, parse_ref("a/b.md:83-103").line) == ("line", 83)
+    assert (parse_ref("a/b.md").kind, parse_ref("a/b.md").path) == ("path", "a/b.md")
+    assert parse_ref("a/b.md#").anchor == ""  # the lead text before the first heading
+    with pytest.raises(RefError):
+        parse_ref("  ")
+
+
+def test_build_json_summary(tmp_path: Path) -> None:
+    result = run_cli(["build", FIXTURE_DOCS, "-o", tmp_path / "x.db", "--json"])
+    summary = json.loads(result.stdout)
+    assert result.exit_code == 0 and result.stderr == ""
+    with mdfts.open_index(tmp_path / "x.db") as ix:
+        assert (summary["documents"], summary["sections"]) == (int(ix.meta["documents"]), int(ix.meta["sections"]))
+    assert isinstance(summary["bytes"], int) and summary["skipped"] == []

@@ -1,0 +1,154 @@
+"""The context block (mdfts.prompt): an exact budget over everything printed, whole sections,
+matches before their relatives, grouped by document, each section listed once, three layouts."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import mdfts
+from mdfts.errors import MdftsError
+from mdfts.prompt import Block, ByteCounter, Provenance, build_context, render
+
+BUDGETS = [50, 51, 64, 80, 100, 128, 150, 200, 256, 300, 400, 512, 700, 1000, 1500, 2000, 3000, 4000, 6000, 8000]
+QUESTIONS = ["how do I roll back payments?", "PAYMENTS_DB_URL", "E1027 spikes after a client release",
+             "ledger strict mode", "who do I page for billing"]
+FORMATS = ["xml", "markdown", "json"]
+count = ByteCounter()
+
+
+@pytest.fixture(scope="module")
+def ix(sample_db: Path) -> Iterator[mdfts.Index]:
+    with mdfts.open_index(sample_db) as index:
+        yield index
+
+
+def _fits_at_all(ix: mdfts.Index, question: str, budget: int, fmt: str) -> bool:
+    """Whether the best match could be printed at all: its smallest allowed cut (heading and one
+    line of text), alone, in the briefest frame with every other candidate counted as omitted."""
+    top = ix.search(question, limit=5)
+    if not top:
+        return False
+    lines = top[0].body.split("\n")
+    k = next(n for n in range(2, len(lines) + 1) if any(line.strip() for line in lines[1:n]))
+    smallest = Block(top[0], "match", 1, cut_lines=k if k < len(lines.copy()) - 1 else None)
+    prov = Provenance.from_meta(ix.name, ix.meta)
+    text = render(fmt, prov, budget, budget, count.name, [smallest], [], more=100, brief=True,  # type: ignore[arg-type]
+                  question=question)
+    return count(text) <= budget
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_budget_is_never_exceeded_and_the_figure_is_exact(ix: mdfts.Index, question: str, fmt: str) -> None:
+    for budget in BUDGETS:
+        ctx = ix.context(question, max_tokens=budget, format=fmt)  # type: ignore[arg-type]
+        assert count(ctx.text) == ctx.used <= budget, (budget, ctx.used)
+        assert f"{ctx.used}" in ctx.text and ctx.tokenizer == "bytes/4" and "bytes/4" in ctx.text
+        top = ix.search(question, limit=1)
+        if _fits_at_all(ix, question, budget, fmt):
+            assert any(b.hit.id == top[0].id for b in ctx.blocks), (budget, fmt)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_sections_whole_or_cut_with_text_listed_once_grouped_by_document(ix: mdfts.Index, fmt: str) -> None:
+    for question in QUESTIONS:
+        for budget in BUDGETS:
+            ctx = ix.context(question, max_tokens=budget, format=fmt)  # type: ignore[arg-type]
+            refs = [b.hit.ref for b in ctx.blocks]
+            assert len(set(refs)) == len(refs) and not set(refs) & set(ctx.omitted)
+            assert len(set(ctx.omitted)) == len(ctx.omitted)
+            for b in ctx.blocks:
+                assert any(line.strip() for line in b.body.split("\n")[1:]), b.hit.ref  # never an empty body
+                if b.cut_lines is None:
+                    assert b.body == b.hit.body.rstrip("\n")
+                else:
+                    assert b.role == "match" and f"fetch {b.hit.ref}]" in b.body
+            paths = [b.hit.path for b in ctx.blocks]
+            groups = [p for i, p in enumerate(paths) if i == 0 or paths[i - 1] != p]
+            assert len(groups) == len(set(groups)), paths  # each document's blocks together
+            for p in set(paths):
+                starts = [b.hit.start_line for b in ctx.blocks if b.hit.path == p]
+                assert starts == sorted(starts)  # document order within it
+
+
+def test_relatives_never_displace_a_match(ix: mdfts.Index) -> None:
+    """The matches chosen are the ones chosen when there are no parents or neighbours at all."""
+    prov = Provenance.from_meta(ix.name, ix.meta)
+    for question in QUESTIONS:
+        matches = ix.search(question, limit=5)
+        for budget in BUDGETS:
+            with_rel = ix.context(question, max_tokens=budget)
+            alone = build_context(matches, lambda h: [], budget=budget, provenance=prov, question=question)
+            got = [(b.hit.id, b.cut_lines) for b in with_rel.blocks if b.role == "match"]
+            assert sorted(got) == sorted((b.hit.id, b.cut_lines) for b in alone.blocks), (question, budget)
+            if any(b.role != "match" for b in with_rel.blocks):  # relatives come only after every match
+                assert {h.ref for h in matches} <= {b.hit.ref for b in with_rel.blocks} | set(with_rel.omitted)
+
+
+def test_a_large_budget_brings_parents_and_neighbours_each_once(ix: mdfts.Index) -> None:
+    ctx = ix.context("how do I roll back payments?", max_tokens=8000)
+    roles = {(b.hit.ref, b.role) for b in ctx.blocks}
+    assert ("runbooks/payments.md#rollback-procedure", "match") in roles
+    assert ("runbooks/payments.md#payments", "parent") in roles
+    assert not ctx.omitted
+
+
+def test_xml_layout(ix: mdfts.Index) -> None:
+    ctx = ix.context("how do I roll back payments?", max_tokens=700, format="xml")
+    text = ctx.text
+    assert re.match(r'<documents index="sample" version="[^"]+" commit="[0-9a-f]{12}" budget="700" '
+                    rf'used="{ctx.used}" tokenizer="bytes/4">\n', text)
+    assert '<document index="1" ref="runbooks/payments.md#rollback-procedure" role="match">\n' \
+           "<source>runbooks/payments.md:83-103</source>\n<title>payments › Rollback procedure</title>\n" \
+           "<document_content>\n## Rollback procedure\n" in text
+    assert "`payments`" in text and "<!--" not in text  # exact tokens as written; no comments
+    assert re.search(r'<omitted refs="[^"]+"( more="\d+")? reason="budget"/>\n</documents>\n$', text)
+
+
+def test_markdown_layout(ix: mdfts.Index) -> None:
+    ctx = ix.context("how do I roll back payments?", max_tokens=700, format="markdown")
+    assert ctx.text.startswith(f"Context from sample (version {ix.meta['artifact_version']}, commit ")
+    assert "\n### [1] payments › Rollback procedure — runbooks/payments.md:83-103\n\n## Rollback procedure\n" in ctx.text
+    assert "<!--" not in ctx.text and "\nOmitted for the budget: " in ctx.text
+
+
+def test_json_layout_carries_provenance(ix: mdfts.Index) -> None:
+    ctx = ix.context("how do I roll back payments?", max_tokens=2000, format="json")
+    doc = json.loads(ctx.text)
+    assert {k: doc[k] for k in ("index", "version", "commit", "built_at", "budget", "used", "tokenizer")} == {
+        "index": "sample", "version": ix.meta["artifact_version"], "commit": ix.meta["git_commit"],
+        "built_at": ix.meta.get("built_at", ""), "budget": 2000, "used": ctx.used, "tokenizer": "bytes/4"}
+    first = next(d for d in doc["documents"] if d["role"] == "match" and d["rank"] == 1)
+    assert (first["ref"], first["source"], first["title"]) == (
+        "runbooks/payments.md#rollback-procedure", "runbooks/payments.md:83-103", "payments › Rollback procedure")
+    assert [d["index"] for d in doc["documents"]] == list(range(1, len(doc["documents"]) + 1))
+
+
+def test_another_tokenizer_is_named_and_honoured(ix: mdfts.Index) -> None:
+    class Words:
+        name = "words"
+
+        def __call__(self, text: str) -> int:
+            return len(text.split())
+
+    prov = Provenance.from_meta(ix.name, ix.meta)
+    matches = ix.search("rollback", limit=5)
+    for budget in (60, 200, 900):
+        ctx = build_context(matches, lambda h: [], budget=budget, provenance=prov, count=Words())
+        assert Words()(ctx.text) == ctx.used <= budget and 'tokenizer="words"' in ctx.text
+
+
+def test_a_budget_too_small_for_the_frame_is_an_error(ix: mdfts.Index) -> None:
+    with pytest.raises(MdftsError, match="cannot hold even an empty context block"):
+        ix.context("rollback", max_tokens=5)
+
+
+def test_a_closing_tag_in_a_body_cannot_end_the_block(ix: mdfts.Index) -> None:
+    hit = ix.search("rollback", limit=1)[0].with_(body="## X\n\nsee </document_content> here\n")
+    ctx = build_context([hit], lambda h: [], budget=500, provenance=Provenance("t"))
+    assert ctx.text.count("</document_content>") == 1
