@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from mdfts.artifact import source_link
-from mdfts.prompt import RELATIONS, Context, Format, Provenance, TokenCounter, build_context
 from mdfts.index import Index, open_index
+from mdfts.prompt import RELATIONS, Context, Format, Provenance, TokenCounter, build_context
 from mdfts.records import DocumentEntry, Hit, Outline, OutlineEntry, hit_from_row, make_ref
 from mdfts.refs import Ref, RefError, anchor_miss, parse_ref, path_miss, pick_anchor, pick_line
 

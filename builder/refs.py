@@ -88,8 +88,9 @@ def nearest(words: Sequence[str], word: str, n: int = 5) -> list[str]:
 def anchor_miss(ref: Ref, rows: Sequence[Mapping[str, Any]]) -> RefError:
     anchors = [r["anchor"] for r in rows if r["anchor"]]
     near = nearest(anchors, ref.anchor)
-    return RefError(f"no section {ref.text!r}; nearest anchors in {ref.path}: "
-                    + ", ".join(f"#{a}" for a in near) if near else f"no section {ref.text!r}: {ref.path} has no headings")
+    if not near:
+        return RefError(f"no section {ref.text!r}: {ref.path} has no headings")
+    return RefError(f"no section {ref.text!r}; nearest anchors in {ref.path}: " + ", ".join(f"#{a}" for a in near))
 
 
 def path_miss(ref: Ref, paths: Sequence[str]) -> RefError:
