@@ -10,7 +10,7 @@ from pathlib import Path
 
 from mdfts.artifact import check_source_url
 from mdfts.discover import DEFAULT_INCLUDE, SourceFile, discover, read_source
-from mdfts.errors import MdftsError, SourceError
+from mdfts.errors import MdftsError, SourceError, display
 from mdfts.index import open_index
 from mdfts.provenance import artifact_version as _artifact_version, read_provenance
 from mdfts.queries import package_queries
@@ -43,6 +43,7 @@ def build_index(
     progress: Callable[[int, int, str], None] | None = None,
     previous: Path | None = None,
     timings: dict[str, float] | None = None,
+    allow_empty: bool = False,
 ) -> BuildResult:
     """Build the index file `out` from the markdown under `roots`; the old file survives a failure.
 
@@ -55,6 +56,7 @@ def build_index(
     :param previous: an older index (may be `out` itself) whose unchanged documents are copied
         instead of parsed; the result is byte-identical to a full build. One this mdfts cannot
         reuse (another schema or mdfts version, not an index) is ignored with a warning.
+    :param allow_empty: build an index of no documents when no file matches, instead of failing.
     :param timings: when given, CPU seconds per stage are added to it (discover, read, sections, write,
         then IndexWriter.finish's steps); `make bench` reads them. Off, it costs nothing.
     """
@@ -66,6 +68,8 @@ def build_index(
     started = add_time(timings, "", 0.0)
     files = discover(roots, include, exclude, skip=[out], warn=warn, on_error=on_error)
     add_time(timings, "discover", started)
+    if not files and not allow_empty:
+        raise MdftsError(_nothing_matched(roots, include, exclude))
     meta = {
         "mdfts_version": _version(),
         "source": source_name or ", ".join(sorted({r.resolve().name or "/" for r in roots})),
@@ -91,6 +95,13 @@ def build_index(
         raise MdftsError(f"{out}: cannot write the index: {err}") from None
     except OSError as err:
         raise MdftsError(f"{out}: cannot write the index: {err.strerror or err}") from None
+
+
+def _nothing_matched(roots: Sequence[Path], include: Sequence[str], exclude: Sequence[str]) -> str:
+    where = ", ".join(display(str(r)) for r in roots)
+    but = f", less --exclude {' '.join(exclude)}" if exclude else ""
+    return (f"{where}: no file matches --include {' '.join(include)}{but}; nothing to index "
+            "(--allow-empty builds an empty index)")
 
 
 def _reusable(previous: Path, version: str, warn: Callable[[str], None] | None) -> Path | None:

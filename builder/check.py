@@ -186,34 +186,3 @@ def at_or_above(findings: Sequence[Finding], severity: str) -> list[Finding]:
 
 def to_json(findings: Sequence[Finding]) -> list[FindingJson]:
     return [FindingJson(**asdict(f)) for f in findings]  # type: ignore[typeddict-item]
-
-
-def format_text(findings: Sequence[Finding]) -> str:
-    """One line a finding: `path:line: severity: message [rule]`, as compilers print them."""
-    return "".join(f"{f.path}:{f.line}: {f.severity}: {f.message} [{f.rule}]\n" for f in findings)
-
-
-_GITHUB_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
-
-
-def _escape_data(s: str) -> str:
-    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(s: str) -> str:
-    return _escape_data(s).replace(":", "%3A").replace(",", "%2C")
-
-
-def format_github(findings: Sequence[Finding]) -> str:
-    """GitHub Actions workflow commands: each finding becomes an annotation on its line."""
-    return "".join(
-        f"::{_GITHUB_LEVEL[f.severity]} file={_escape_property(f.path)},line={f.line},"
-        f"title={_escape_property('mdfts ' + f.rule)}::{_escape_data(f.message)}\n"
-        for f in findings
-    )
-
-
-def summary(findings: Sequence[Finding], files: int) -> str:
-    counts = [(s, sum(1 for f in findings if f.severity == s)) for s in reversed(SEVERITIES)]
-    shown = ", ".join(f"{n} {s}{'s' if n != 1 and s != 'info' else ''}" for s, n in counts if n)
-    return f"{files} file{'s' if files != 1 else ''} checked: {shown or 'no findings'}"

@@ -5,28 +5,60 @@ from __future__ import annotations
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 from mdfts import output
 from mdfts.errors import MdftsError
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 
 class MdftsGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except MdftsError as err:  # the one place library errors become CLI errors
+        except MdftsError as err:  # the one place library errors become CLI errors (exit 1)
             raise click.ClickException(str(err)) from err
         except BrokenPipeError:  # `mdfts search ... | head`
             sys.stderr.close()
             sys.exit(0)
+        except KeyboardInterrupt as err:  # Ctrl-C: 130, not click's 1; SIGTERM (during a build): 143
+            click.echo("\nInterrupted.", err=True)
+            signum = err.signum if isinstance(err, _Signalled) else signal.SIGINT
+            raise click.exceptions.Exit(128 + signum) from None
+
+
+# Options every command spells the same way.
+def db_argument(f: F) -> F:
+    """The index file argument, DB."""
+    return click.argument("db", type=click.Path(path_type=Path, dir_okay=False))(f)
+
+
+def json_option(what: str) -> Callable[[F], F]:
+    """`--json` (as_json): print `what` as JSON instead of text."""
+    return click.option("--json", "as_json", is_flag=True, help=f"Print {what}.")
+
+
+def limit_option(default: int, most: int, what: str = "Results per query.") -> Callable[[F], F]:
+    """`-k/--limit` (k): how many results."""
+    return click.option("-k", "--limit", "k", type=click.IntRange(1, most), default=default,
+                        show_default=True, help=what)
+
+
+class _Signalled(KeyboardInterrupt):
+    """A signal (SIGTERM) that unwinds like Ctrl-C; the exit code says which one it was."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
+    raise _Signalled(signum)
 
 
 def _warn(message: str) -> None:
@@ -69,11 +101,12 @@ def cli() -> None:
 @click.option("--previous", metavar="OLD.db", type=click.Path(path_type=Path, dir_okay=False),
               help="Copy unchanged files (same path and sha256) from this older index instead of "
                    "parsing them; the result equals a full build. May be the --output file itself.")
+@click.option("--allow-empty", is_flag=True, help="Build an index even when no file matches (else an error).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
-@click.option("--json", "as_json", is_flag=True, help="Print the build summary as one JSON object (stdout).")
+@json_option("the build summary as one JSON object (stdout)")
 def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclude: tuple[str, ...],
           on_error: str, source_name: str | None, source_url: str | None, artifact_version: str | None,
-          previous: Path | None, quiet: bool, as_json: bool) -> None:
+          previous: Path | None, allow_empty: bool, quiet: bool, as_json: bool) -> None:
     """Build an index from one or more folders of markdown.
 
     \b
@@ -101,7 +134,7 @@ def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclud
         result = build_index(
             list(sources), out, include=include or DEFAULT_INCLUDE, exclude=exclude, on_error=on_error,
             source_name=source_name, source_url=source_url, artifact_version=artifact_version, warn=_warn,
-            progress=progress if show_bar else None, previous=previous,
+            progress=progress if show_bar else None, previous=previous, allow_empty=allow_empty,
         )
     finally:
         signal.signal(signal.SIGTERM, old_term)
@@ -122,8 +155,9 @@ def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclud
 
 @cli.command()
 @click.argument("sources", metavar="DIR...", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["text", "github", "json"]), default="text", show_default=True,
-              help="text: path:line: severity: message; github: workflow annotations; json: an array.")
+@click.option("--format", "fmt", type=click.Choice(["text", "github"]), default="text", show_default=True,
+              help="text: path:line: severity: message [rule]; github: workflow annotations.")
+@json_option("the findings as a JSON array of {path, line, severity, rule, message}")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error", show_default=True,
               help="Exit 1 when a finding is this severe or worse.")
 @click.option("--max-section-chars", type=click.IntRange(1), default=8000, show_default=True,
@@ -132,8 +166,8 @@ def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclud
 @click.option("--include", multiple=True, metavar="GLOB",
               help="Files to check (default: *.md, *.markdown). Repeatable.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Files to leave out. Repeatable.")
-def check(sources: tuple[Path, ...], fmt: str, fail_on: str, max_section_chars: int, ignore: tuple[str, ...],
-          include: tuple[str, ...], exclude: tuple[str, ...]) -> None:
+def check(sources: tuple[Path, ...], fmt: str, as_json: bool, fail_on: str, max_section_chars: int,
+          ignore: tuple[str, ...], include: tuple[str, ...], exclude: tuple[str, ...]) -> None:
     """Lint docs for retrieval: headings, section sizes, links and #anchors that resolve.
 
     Rules (severity): unreadable, broken-link, broken-anchor (error); empty-file, no-headings,
@@ -146,6 +180,7 @@ def check(sources: tuple[Path, ...], fmt: str, fail_on: str, max_section_chars: 
     """
     from mdfts import check as lib
     from mdfts.discover import DEFAULT_INCLUDE
+    from mdfts.errors import ThresholdError
 
     unknown = sorted(set(ignore) - set(lib.RULES))
     if unknown:
@@ -154,21 +189,24 @@ def check(sources: tuple[Path, ...], fmt: str, fail_on: str, max_section_chars: 
         list(sources), include=include or DEFAULT_INCLUDE, exclude=exclude,
         max_section_chars=max_section_chars, ignore=ignore, warn=_warn,
     )
-    if fmt == "json":
+    if as_json:
         click.echo(output.to_json(lib.to_json(findings)))
     else:
-        click.echo(lib.format_github(findings) if fmt == "github" else lib.format_text(findings), nl=False)
-        click.echo(lib.summary(findings, files), err=True)
+        click.echo(output.findings_github(findings) if fmt == "github" else output.findings_text(findings), nl=False)
+    summary = output.check_summary(findings, files)
     if lib.at_or_above(findings, fail_on):
-        sys.exit(1)
+        raise ThresholdError(f"{summary} (--fail-on {fail_on})")
+    if not as_json:
+        click.echo(summary, err=True)
 
 
 @cli.command()
 @click.argument("old", metavar="OLD.db", type=click.Path(path_type=Path, dir_okay=False))
 @click.argument("new", metavar="NEW.db", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--json", "fmt", flag_value="json", help="Print one JSON object.")
-@click.option("--markdown", "fmt", flag_value="markdown", help="Print markdown for a pull-request comment.")
-def diff(old: Path, new: Path, fmt: str | None) -> None:
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True,
+              help="text: a summary and lists; markdown: tables for a pull-request comment.")
+@json_option("one JSON object")
+def diff(old: Path, new: Path, fmt: str, as_json: bool) -> None:
     """Show the documents, sections and exact tokens added, removed and changed from OLD.db to NEW.db.
 
     Sections are matched by path and anchor; one is changed when its text differs.
@@ -176,20 +214,20 @@ def diff(old: Path, new: Path, fmt: str | None) -> None:
     \b
     Examples:
       mdfts diff main.db pr.db
-      mdfts diff main.db pr.db --markdown > comment.md
+      mdfts diff main.db pr.db --format markdown > comment.md
     """
-    from mdfts.diff import diff_indexes, format_markdown, format_text
+    from mdfts.diff import diff_indexes
 
     result = diff_indexes(old, new)
-    if fmt == "json":
+    if as_json:
         click.echo(output.to_json(result))
     else:
-        click.echo(format_markdown(result) if fmt == "markdown" else format_text(result), nl=False)
+        click.echo(output.diff_markdown(result) if fmt == "markdown" else output.diff_text(result), nl=False)
 
 
 @cli.command()
-@click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@db_argument
+@json_option("one JSON object")
 def info(db: Path, as_json: bool) -> None:
     """Show an index's versions, source, counts and whether this mdfts can read it.
 
@@ -200,42 +238,16 @@ def info(db: Path, as_json: bool) -> None:
     from mdfts.index import index_info
 
     data = index_info(db)
-    if as_json:
-        click.echo(output.to_json(data))
-        return
-    meta = data["meta"]
-    rows = [
-        ("index", data["path"]),
-        ("bytes", f"{data['bytes']:,}"),
-        ("schema", f"{data['schema_version']} (this mdfts reads {data['readable_schema_version']}: "
-                   f"{'compatible' if data['compatible'] else 'NOT compatible, rebuild it'})"),
-        ("built by mdfts", meta.get("mdfts_version", "?")),
-        ("artifact version", meta.get("artifact_version", "-")),
-        ("source", meta.get("source", "?")),
-    ]
-    for key in ("git_commit", "git_ref", "built_at"):
-        if key in meta:
-            rows.append((key.replace("_", " "), meta[key]))
-    rows += [
-        ("documents", meta.get("documents", "?")),
-        ("sections", meta.get("sections", "?")),
-        ("exact tokens", meta.get("tokens", "?")),
-        ("tokenizer", meta.get("tokenizer", "?")),
-        ("sqlite", meta.get("sqlite_version", "?")),
-        ("content digest", meta.get("content_digest", "?")),
-        ("queries", ", ".join(data["queries"])),
-    ]
-    click.echo(output.key_values(rows))
+    click.echo(output.to_json(data) if as_json else output.info_text(data))
 
 
 @cli.command()
-@click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
+@db_argument
 @click.argument("query", required=False)
-@click.option("-k", "--limit", "k", type=click.IntRange(1, 1000), default=10, show_default=True,
-              help="Results per query.")
+@limit_option(10, 1000)
 @click.option("--queries", "queries_file", type=click.File("r", encoding="utf-8", errors="replace"),
               help="Run every line of this file as a query (- for stdin); prints JSON Lines.")
-@click.option("--json", "as_json", is_flag=True, help="JSON: an array, or with --queries one object a line.")
+@json_option("JSON: an array, or with --queries one object a line")
 @click.option("--sql", "show_sql", is_flag=True, help="Print the SQL of the search query instead.")
 def search(db: Path, query: str | None, k: int, queries_file: Any, as_json: bool, show_sql: bool) -> None:
     """Find the sections that best match QUERY (any text: words, ENV_VARS, --flags, E1234).
@@ -246,35 +258,38 @@ def search(db: Path, query: str | None, k: int, queries_file: Any, as_json: bool
       mdfts search dist/docs.db --queries questions.txt --json -k 5
       mdfts search dist/docs.db -- --force-with-lease    # a query that starts with "-"
     """
-    from mdfts import lookup as lib
+    from mdfts import lookup
+    from mdfts.index import open_index
 
-    if show_sql:
-        click.echo(lib.run_named_sql(db, "search"), nl=False)
-        return
-    if queries_file is not None:
-        if query is not None:
-            raise click.UsageError("give QUERY or --queries, not both")
-        lines = queries_file.read().splitlines()
-        for q, hits in lib.search_many(db, lines, limit=k):
-            click.echo(output.to_json_line({"query": q, "results": [h.to_dict(content_alias=True) for h in hits]}))
-        return
-    if query is None:
-        raise click.UsageError("give a QUERY, or --queries FILE")
-    hits = lib.search(db, query, limit=k)
+    if queries_file is not None and query is not None:
+        raise click.UsageError("give QUERY or --queries, not both")
+    with open_index(db) as ix:  # first: `mdfts search rollback` names the missing index file
+        if show_sql:
+            click.echo(ix.sql("search"), nl=False)
+            return
+        if queries_file is not None:
+            # Line by line, each answer flushed: a pipe can send a query and wait for its line.
+            lines = (q for raw in queries_file for q in raw.splitlines() or [""])
+            for q, found in ix.search_many(lines, limit=k):
+                click.echo(output.to_json_line({"query": q, "results": [h.to_dict(content_alias=True) for h in found]}))
+            return
+        if query is None:
+            raise click.UsageError("give a QUERY, or --queries FILE")
+        hits = ix.search(query, limit=k)
     if as_json:  # `content` repeats `body`: batch consumers read that name
         click.echo(output.to_json([h.to_dict(content_alias=True) for h in hits]))
     elif not hits:
-        what = "no usable search term" if not lib.has_terms(query) else "no section matches"
+        what = "no usable search term" if not lookup.has_terms(query) else "no section matches"
         click.echo(f"{what}: {query!r}", err=True)
     else:
         click.echo(output.hits_text(hits))
 
 
 @cli.command()
-@click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
+@db_argument
 @click.argument("ref")
 @click.option("--neighbors", is_flag=True, help="Also show the parent, previous, next and child sections.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON: an array of sections, or a document's outline.")
+@json_option("JSON: an array of sections, or a document's outline")
 def show(db: Path, ref: str, neighbors: bool, as_json: bool) -> None:
     """Print a section by REF: an id, PATH#ANCHOR (any case), PATH:LINE, or PATH for its outline.
 
@@ -303,10 +318,10 @@ def show(db: Path, ref: str, neighbors: bool, as_json: bool) -> None:
 
 
 @cli.command()
-@click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
+@db_argument
 @click.argument("tok", metavar="TOKEN")
-@click.option("-k", "--limit", "k", type=click.IntRange(1, 10000), default=20, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+@limit_option(20, 10000, "Sections to list.")
+@json_option("a JSON array")
 def token(db: Path, tok: str, k: int, as_json: bool) -> None:
     """List the sections that contain an exact TOKEN (case-exact matches first).
 
@@ -339,10 +354,10 @@ def _param(values: tuple[str, ...]) -> dict[str, Any]:
 
 
 @cli.command()
-@click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
+@db_argument
 @click.argument("name", required=False)
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A query parameter. Repeatable.")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON array of objects keyed by column.")
+@json_option("a JSON array of objects keyed by column")
 @click.option("--sql", "show_sql", is_flag=True, help="Print the query's SQL instead of running it.")
 def query(db: Path, name: str | None, params: tuple[str, ...], as_json: bool, show_sql: bool) -> None:
     """Run a query shipped in the index by NAME; without NAME, list them.
@@ -365,15 +380,14 @@ def query(db: Path, name: str | None, params: tuple[str, ...], as_json: bool, sh
 
 
 @cli.command()
-@click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
+@db_argument
 @click.argument("question")
 @click.option("--budget", "--max-tokens", "budget", type=click.IntRange(50, 1_000_000), default=2000,
               show_default=True, help="Tokens for everything printed (4 bytes a token, or tiktoken when installed).")
-@click.option("-k", "--limit", "k", type=click.IntRange(1, 100), default=5, show_default=True,
-              help="Matches to consider.")
+@limit_option(5, 100, "Matches to consider.")
 @click.option("--format", "fmt", type=click.Choice(["xml", "markdown", "json"]), default="xml", show_default=True,
               help="xml: <documents> for long-context prompts; markdown: ### [n] headers; json: fields and provenance.")
-@click.option("--json", "as_json", is_flag=True, help="The same as --format json.")
+@json_option("JSON: the same as --format json")
 def context(db: Path, question: str, budget: int, k: int, fmt: str, as_json: bool) -> None:
     """Print prompt-ready sections for QUESTION, never more than --budget tokens in all.
 
@@ -420,7 +434,7 @@ def datasette_metadata(dbs: tuple[Path, ...], as_config: bool) -> None:
 @click.argument("dbs", metavar="DB...", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on; 0.0.0.0 lets other machines in.")
-@click.option("-p", "--port", type=click.IntRange(0, 65535), default=8001, show_default=True,
+@click.option("--port", type=click.IntRange(0, 65535), default=8001, show_default=True,
               help="Port to listen on; 0 picks a free one.")
 @click.option("--allow-sql", is_flag=True, help="Let visitors run arbitrary read-only SQL.")
 @click.option("--allow-download", is_flag=True, help="Let visitors download the whole .db file.")
@@ -448,11 +462,11 @@ def serve(dbs: tuple[Path, ...], host: str, port: int, allow_sql: bool, allow_do
 
 
 @cli.command(name="eval")
-@click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
+@db_argument
 @click.argument("queries_file", metavar="QUERIES.jsonl", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("-k", type=click.IntRange(1, 100), default=10, show_default=True)
+@limit_option(10, 100, "Results per query to score.")
 @click.option("--min-hit1", type=click.FloatRange(0, 1), help="Exit 1 when overall Hit@1 is below this.")
-@click.option("--json", "as_json", is_flag=True, help="Print the metrics (and every query's rank) as JSON.")
+@json_option("the metrics (and every query's rank) as JSON")
 def eval_(db: Path, queries_file: Path, k: int, min_hit1: float | None, as_json: bool) -> None:
     """Score retrieval on labelled queries: Hit@1, Hit@3, MRR@10, FileHit@1, per kind.
 
@@ -463,16 +477,11 @@ def eval_(db: Path, queries_file: Path, k: int, min_hit1: float | None, as_json:
     Example:
       mdfts eval dist/docs.db tests/queries.jsonl --min-hit1 0.9
     """
+    from mdfts.errors import ThresholdError
     from mdfts.evaluate import evaluate
 
     result = evaluate(db, queries_file, k=k)
-    if as_json:
-        click.echo(output.to_json(result))
-    else:
-        rows = [{"kind": kind, **{key: (round(v, 3) if isinstance(v, float) else v) for key, v in s.items()}}
-                for kind, s in result["kinds"].items()]
-        click.echo(output.table(rows, ["kind", "n", "hit1", "hit3", "mrr10", "filehit1", "median_chars1"]))
+    click.echo(output.to_json(result) if as_json else output.eval_text(result))
     hit1 = result["kinds"]["all"]["hit1"]
     if min_hit1 is not None and hit1 < min_hit1:
-        click.echo(f"Error: Hit@1 {hit1:.3f} is below --min-hit1 {min_hit1}", err=True)
-        sys.exit(1)
+        raise ThresholdError(f"Hit@1 {hit1:.3f} is below --min-hit1 {min_hit1}")

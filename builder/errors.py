@@ -28,3 +28,7 @@ class IndexVersionError(MdftsError):
 
 class QueryError(MdftsError):
     """A named query is unknown, or its parameters are wrong."""
+
+
+class ThresholdError(MdftsError):
+    """A result is worse than the bar the user set (`check --fail-on`, `eval --min-hit1`)."""

@@ -1,13 +1,19 @@
-"""Rows → aligned text or JSON for the terminal; the only module besides cli that writes output."""
+"""Every renderer: rows, hits, info, findings and diffs → text, JSON, markdown or GitHub
+annotations. The CLI picks one and prints what it returns; nothing here prints."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mdfts.check import Finding
+    from mdfts.diff import Diff, DocumentChange, SectionChange, TokenChange
 
 
 def to_json(data: Any) -> str:
+    """Indented JSON, non-ASCII kept: the output of every --json."""
     return json.dumps(data, ensure_ascii=False, indent=2)
 
 
@@ -27,6 +33,7 @@ def to_yaml(data: Any) -> str:
 
 
 def to_json_line(data: Any) -> str:
+    """One line of JSON (JSON Lines), as `search --queries` prints each result."""
     return json.dumps(data, ensure_ascii=False, separators=(", ", ": "))
 
 
@@ -50,6 +57,7 @@ def table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = Non
 
 
 def key_values(pairs: Iterable[tuple[str, Any]]) -> str:
+    """`key  value` lines, keys padded to one width."""
     items = list(pairs)
     w = max((len(k) for k, _ in items), default=0)
     return "\n".join(f"{k.ljust(w)}  {v}" for k, v in items)
@@ -92,3 +100,198 @@ def build_summary(summary: Mapping[str, Any]) -> str:
             f"{summary['tokens']} exact tokens, {summary['bytes']:,} bytes in {summary['seconds']:.2f}s"
             + (f"; {len(summary['skipped'])} skipped" if summary["skipped"] else "")
             + (f"; {summary['reused']} reused from {summary['previous']}" if summary.get("previous") else ""))
+
+
+# --- search, show, token, query, info, eval --------------------------------------------------------
+
+def info_text(data: Mapping[str, Any]) -> str:
+    """`mdfts info` as aligned key-value lines."""
+    meta = data["meta"]
+    rows = [
+        ("index", data["path"]),
+        ("bytes", f"{data['bytes']:,}"),
+        ("schema", f"{data['schema_version']} (this mdfts reads {data['readable_schema_version']}: "
+                   f"{'compatible' if data['compatible'] else 'NOT compatible, rebuild it'})"),
+        ("built by mdfts", meta.get("mdfts_version", "?")),
+        ("artifact version", meta.get("artifact_version", "-")),
+        ("source", meta.get("source", "?")),
+    ]
+    for key in ("git_commit", "git_ref", "built_at"):
+        if key in meta:
+            rows.append((key.replace("_", " "), meta[key]))
+    rows += [
+        ("documents", meta.get("documents", "?")),
+        ("sections", meta.get("sections", "?")),
+        ("exact tokens", meta.get("tokens", "?")),
+        ("tokenizer", meta.get("tokenizer", "?")),
+        ("sqlite", meta.get("sqlite_version", "?")),
+        ("content digest", meta.get("content_digest", "?")),
+        ("queries", ", ".join(data["queries"])),
+    ]
+    return key_values(rows)
+
+
+def eval_text(result: Mapping[str, Any]) -> str:
+    """`mdfts eval`: one row of metrics per kind of query."""
+    rows = [{"kind": kind, **{key: (round(v, 3) if isinstance(v, float) else v) for key, v in s.items()}}
+            for kind, s in result["kinds"].items()]
+    return table(rows, ["kind", "n", "hit1", "hit3", "mrr10", "filehit1", "median_chars1"])
+
+
+# --- check -----------------------------------------------------------------------------------------
+
+def findings_text(findings: Sequence[Finding]) -> str:
+    """One line a finding: `path:line: severity: message [rule]`, as compilers print them."""
+    return "".join(f"{f.path}:{f.line}: {f.severity}: {f.message} [{f.rule}]\n" for f in findings)
+
+
+_GITHUB_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def _escape_data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(s: str) -> str:
+    return _escape_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def findings_github(findings: Sequence[Finding]) -> str:
+    """GitHub Actions workflow commands: each finding becomes an annotation on its line."""
+    return "".join(
+        f"::{_GITHUB_LEVEL[f.severity]} file={_escape_property(f.path)},line={f.line},"
+        f"title={_escape_property('mdfts ' + f.rule)}::{_escape_data(f.message)}\n"
+        for f in findings
+    )
+
+
+def check_summary(findings: Sequence[Finding], files: int) -> str:
+    """`5 files checked: 5 errors, 3 warnings, 2 info`."""
+    from mdfts.check import SEVERITIES
+
+    counts = [(s, sum(1 for f in findings if f.severity == s)) for s in reversed(SEVERITIES)]
+    shown = ", ".join(f"{n} {s}{'s' if n != 1 and s != 'info' else ''}" for s, n in counts if n)
+    return f"{files} file{'s' if files != 1 else ''} checked: {shown or 'no findings'}"
+
+
+# --- diff ------------------------------------------------------------------------------------------
+
+_SIGN = {"added": "+", "removed": "-", "changed": "~"}
+_MAX_PLACES = 3
+
+
+def _counts(diff: Diff) -> str:
+    parts = []
+    for what, label in (("documents", "documents"), ("sections", "sections"), ("tokens", "exact tokens")):
+        counts = diff["summary"][what]
+        shown = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+        parts.append(f"{label}: {shown or 'none'}")
+    return "; ".join(parts)
+
+
+def _range(lines: list[int] | None) -> str:
+    return "" if lines is None else f"{lines[0]}-{lines[1]}"
+
+
+def _section_lines(s: SectionChange) -> str:
+    if s["status"] == "changed" and s["old_lines"] != s["new_lines"]:
+        return f"lines {_range(s['old_lines'])} → {_range(s['new_lines'])}"
+    return f"lines {_range(s['new_lines'] or s['old_lines'])}"
+
+
+def _ref(path: str, anchor: str) -> str:
+    return f"{path}#{anchor}" if anchor else f"{path} (lead text)"
+
+
+def _places(t: TokenChange, fmt: str = "{}") -> str:
+    shown = [fmt.format(f"{p['path']}:{p['line']}") for p in t["places"][:_MAX_PLACES]]
+    more = len(t["places"]) - _MAX_PLACES
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+
+def _elsewhere(t: TokenChange) -> str:
+    n = t["other_documents"]
+    docs = f"{n} other document{'s' if n != 1 else ''}"
+    if t["status"] == "removed":
+        return f"still in {docs}" if n else "gone from the index"
+    return f"already in {docs}" if n else "new to the index"
+
+
+def _changed_paths(diff: Diff) -> set[str]:
+    # Sections of added and removed documents are in the JSON; the text lists the document once.
+    return {d["path"] for d in diff["documents"] if d["status"] == "changed"}
+
+
+def _section_count(d: DocumentChange) -> str:
+    n = d["new_sections"] if d["status"] == "added" else d["old_sections"]
+    if d["status"] == "changed":
+        return f"{d['old_sections']} → {d['new_sections']} sections"
+    return f"{n} section{'s' if n != 1 else ''}"
+
+
+def diff_text(diff: Diff) -> str:
+    """The diff as plain text: a summary line, then documents, sections and tokens."""
+    out = [f"{diff['old']} → {diff['new']}: {_counts(diff)}"]
+    if diff["documents"]:
+        out += ["", "documents"]
+        out += [f"  {_SIGN[d['status']]} {d['path']}  ({_section_count(d)})" for d in diff["documents"]]
+    changed = _changed_paths(diff)
+    sections = [s for s in diff["sections"] if s["path"] in changed]
+    if sections:
+        width = max(len(_ref(s["path"], s["anchor"])) for s in sections)
+        out += ["", "sections"]
+        out += [f"  {_SIGN[s['status']]} {_ref(s['path'], s['anchor']).ljust(width)}  {_section_lines(s)}"
+                for s in sections]
+    if diff["tokens"]:
+        width = min(40, max(len(f"{t['token']} ({t['kind']})") for t in diff["tokens"]))
+        out += ["", "exact tokens"]
+        out += [f"  {_SIGN[t['status']]} {(t['token'] + ' (' + t['kind'] + ')').ljust(width)}  {_places(t)}"
+                f"  ({_elsewhere(t)})" for t in diff["tokens"]]
+    return "\n".join(out) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _code(text: str) -> str:
+    fence = "``" if "`" in text else "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return _cell(f"{fence}{pad}{text}{pad}{fence}")
+
+
+_MD_STATUS = {"added": "added", "removed": "**removed**", "changed": "changed"}
+MAX_ROWS = 50  # per markdown table: a pull-request comment stays readable (and under GitHub's limit)
+
+
+def _capped(rows: list[str], total: int, what: str) -> list[str]:
+    if total <= MAX_ROWS:
+        return rows
+    return rows[:MAX_ROWS] + ["", f"…and {total - MAX_ROWS} more {what}; `mdfts diff --json` lists them all."]
+
+
+def diff_markdown(diff: Diff) -> str:
+    """The diff as GitHub-flavoured markdown, for a pull-request comment."""
+    if not (diff["documents"] or diff["tokens"]):
+        return "### Docs index: no changes\n\nNo document, section or exact token differs.\n"
+    out = ["### Docs index changes", "", _counts(diff).replace("; ", " · ") + ".", ""]
+    if diff["documents"]:
+        out += ["| | Document | Sections |", "|---|---|---|"]
+        out += _capped([f"| {_MD_STATUS[d['status']]} | {_code(d['path'])} | {_section_count(d).split(' section')[0]} |"
+                        for d in diff["documents"]], len(diff["documents"]), "documents")
+        out.append("")
+    changed = _changed_paths(diff)
+    sections = [s for s in diff["sections"] if s["path"] in changed]
+    if sections:
+        out += [f"<details><summary>Sections of changed documents ({len(sections)})</summary>", ""]
+        out += ["| | Section | Heading | Lines |", "|---|---|---|---|"]
+        out += _capped([f"| {_MD_STATUS[s['status']]} | {_code(_ref(s['path'], s['anchor']))} | "
+                        f"{_cell(s['heading']) or '(lead text)'} | {_section_lines(s).removeprefix('lines ')} |"
+                        for s in sections], len(sections), "sections")
+        out += ["", "</details>", ""]
+    if diff["tokens"]:
+        out += ["| | Exact token | Kind | Where | Elsewhere |", "|---|---|---|---|---|"]
+        out += _capped([f"| {_MD_STATUS[t['status']]} | {_code(t['token'])} | {t['kind']} | {_places(t, '`{}`')} | "
+                        f"{_elsewhere(t)} |" for t in diff["tokens"]], len(diff["tokens"]), "exact tokens")
+        out.append("")
+    return "\n".join(out)

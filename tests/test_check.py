@@ -43,7 +43,7 @@ def _run(*args: str) -> Result:
 def test_text_lists_every_finding_by_path_and_line(docs: Path) -> None:
     result = _run(str(docs))
     assert (result.exit_code, result.stdout) == (1, EXPECTED_TEXT)
-    assert result.stderr == "5 files checked: 5 errors, 3 warnings, 2 info\n"
+    assert result.stderr == "Error: 5 files checked: 5 errors, 3 warnings, 2 info (--fail-on error)\n"
 
 
 def test_clean_file_has_no_findings(docs: Path) -> None:
@@ -96,7 +96,7 @@ def test_info_is_a_github_notice(docs: Path) -> None:
 
 
 def test_json_format(docs: Path) -> None:
-    result = _run(str(docs), "--format", "json")
+    result = _run(str(docs), "--json")
     assert result.exit_code == 1
     rows = json.loads(result.stdout)
     assert rows[0] == {"path": "check/links.md", "line": 3, "severity": "error", "rule": "broken-link",

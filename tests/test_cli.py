@@ -8,9 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 
 from mdfts import __version__
+from mdfts.cli import cli
 
 from conftest import FIXTURE_DOCS, REPO, run_cli
 
@@ -240,9 +242,24 @@ def test_eval_bad_line(fixture_db: Path, tmp_path: Path) -> None:
                                                  "#child-a, #child-b, #grandchild"),
         (["show", "{db}", "999999"], "no section with id 999999 in this index"),
         (["eval", "{db}", "{tmp}/none.jsonl"], "{tmp}/none.jsonl: cannot read: No such file or directory"),
+        # The silent cases: each was exit 0 once.
+        (["info", "{tmp}/notdb.db"], "{tmp}/notdb.db: not an SQLite database (file is not a database)"),
+        (["info", "{tmp}/other.db"], "{tmp}/other.db: not an mdfts index (application_id 0); build one with mdfts build"),
+        (["search", "rollback"], "rollback: no such index file"),
+        (["query", "{db}", "token"], "query 'token': missing required parameter :token"),
+        (["query", "{db}", "outline", "--json"], "query 'outline': missing required parameter :path"),
+        (["build", "{tmp}/empty", "-o", "{tmp}/x.db"],
+         "{tmp}/empty: no file matches --include *.md *.markdown; nothing to index (--allow-empty builds an empty index)"),
+        (["build", "{tmp}/docs", "-o", "{tmp}/x.db", "--include", "*.rst", "--include", "*.txt"],
+         "{tmp}/docs: no file matches --include *.rst *.txt; nothing to index (--allow-empty builds an empty index)"),
+        (["build", "{tmp}/docs", "{tmp}/empty", "-o", "{tmp}/x.db", "--exclude", "*.md"],
+         "{tmp}/docs, {tmp}/empty: no file matches --include *.md *.markdown, less --exclude *.md; "
+         "nothing to index (--allow-empty builds an empty index)"),
     ],
     ids=["missing-db", "not-sqlite", "not-mdfts", "missing-docs", "unknown-query", "unknown-param", "bad-limit",
-         "unknown-document", "unknown-anchor", "unknown-id", "missing-queries"],
+         "unknown-document", "unknown-anchor", "unknown-id", "missing-queries", "info-not-sqlite", "info-not-mdfts",
+         "search-without-db", "missing-param", "missing-param-json", "empty-folder", "include-matches-nothing",
+         "exclude-leaves-nothing"],
 )
 def test_errors_are_one_line(fixture_db: Path, tmp_path: Path, args: list[str], error: str) -> None:
     (tmp_path / "notdb.db").write_bytes(b"this is not sqlite, just some bytes" * 10)
@@ -250,9 +267,92 @@ def test_errors_are_one_line(fixture_db: Path, tmp_path: Path, args: list[str], 
     import sqlite3
 
     sqlite3.connect(sqlite_other).execute("create table t(x)").connection.close()
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# A\n")
     fill = {"tmp": str(tmp_path), "db": str(fixture_db)}
     result = run_cli([a.format(**fill) for a in args])
     assert (result.exit_code, result.stdout, result.stderr) == (1, "", f"Error: {error.format(**fill)}\n")
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_info_and_search_refuse_a_non_index_with_one_message(tmp_path: Path) -> None:
+    import sqlite3
+
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("create table t(x)").connection.close()
+    info, search = run_cli(["info", other]), run_cli(["search", other, "x"])
+    assert (info.exit_code, info.stdout) == (search.exit_code, search.stdout) == (1, "")
+    assert info.stderr == search.stderr and "not an mdfts index" in info.stderr
+
+
+def test_allow_empty_builds_an_index_of_nothing(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    out = tmp_path / "x.db"
+    result = run_cli(["build", tmp_path / "empty", "-o", out, "--allow-empty"])
+    assert result.exit_code == 0, result.stderr
+    info = json.loads(run_cli(["info", out, "--json"]).stdout)
+    assert (info["meta"]["files"], info["meta"]["documents"]) == (0, 0)
+
+
+def test_a_failed_empty_build_keeps_the_old_index(built_db: Path, tmp_path: Path) -> None:
+    before = built_db.read_bytes()
+    (tmp_path / "empty").mkdir()
+    result = run_cli(["build", tmp_path / "empty", "-o", built_db])
+    assert result.exit_code == 1 and "no file matches" in result.stderr
+    assert built_db.read_bytes() == before
+
+
+def test_ctrl_c_exits_130(fixture_db: Path) -> None:
+    """A real SIGINT to a real process, while it waits for its next query on stdin."""
+    import signal
+
+    proc = subprocess.Popen([sys.executable, "-m", "mdfts", "search", str(fixture_db), "--queries", "-", "-k", "1"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("payments rollback\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["query"] == "payments rollback"  # it is in the loop
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert (proc.returncode, err.strip()) == (130, "Interrupted.")
+
+
+def _commands() -> list[tuple[str, click.Command]]:
+    assert isinstance(cli, click.Group)
+    return sorted(cli.commands.items())
+
+
+def test_no_short_option_means_two_things() -> None:
+    meaning: dict[str, set[str]] = {}
+    for _, command in _commands():
+        for param in command.params:
+            if isinstance(param, click.Option):
+                longs = [o for o in param.opts if o.startswith("--")]
+                for short in (o for o in param.opts + param.secondary_opts if not o.startswith("--")):
+                    meaning.setdefault(short, set()).update(longs)
+    assert meaning and {s: m for s, m in meaning.items() if len(m) != 1} == {}
+
+
+def test_shared_options_are_spelled_the_same_everywhere() -> None:
+    """DB, --json and -k/--limit come from one decorator each: one name, one spelling."""
+    seen = {"db": 0, "json": 0, "limit": 0}
+    for name, command in _commands():
+        for param in command.params:
+            if param.name == "db":
+                assert isinstance(param, click.Argument) and param.human_readable_name == "DB", name
+                seen["db"] += 1
+            elif param.name == "as_json":
+                assert param.opts == ["--json"] and (param.help or "").startswith("Print "), name
+                seen["json"] += 1
+            elif param.name == "k":
+                assert param.opts == ["-k", "--limit"], name
+                seen["limit"] += 1
+            assert param.name != "fmt" or param.opts == ["--format"], name
+    assert seen["db"] >= 6 and seen["json"] >= 7 and seen["limit"] >= 4
 
 
 def test_schema_mismatch_says_rebuild(fixture_db: Path, tmp_path: Path) -> None:

@@ -74,7 +74,7 @@ def test_same_index_has_no_changes(pair: tuple[Path, Path]) -> None:
     old, _ = pair
     d = diff_indexes(old, old)
     assert (d["documents"], d["sections"], d["tokens"]) == ([], [], [])
-    result = CliRunner().invoke(cli, ["diff", str(old), str(old), "--markdown"])
+    result = CliRunner().invoke(cli, ["diff", str(old), str(old), "--format", "markdown"])
     assert (result.exit_code, result.stdout) == (
         0, "### Docs index: no changes\n\nNo document, section or exact token differs.\n")
 
@@ -108,7 +108,7 @@ def test_text_output(pair: tuple[Path, Path]) -> None:
 
 
 def test_markdown_output_is_a_pr_comment(pair: tuple[Path, Path]) -> None:
-    result = CliRunner().invoke(cli, ["diff", *map(str, pair), "--markdown"])
+    result = CliRunner().invoke(cli, ["diff", *map(str, pair), "--format", "markdown"])
     assert result.exit_code == 0, result.output
     md = result.stdout
     assert md.startswith("### Docs index changes\n\ndocuments: 1 added, 1 removed, 2 changed · ")
@@ -135,10 +135,10 @@ def test_not_an_index_is_a_one_line_error(pair: tuple[Path, Path], tmp_path: Pat
 
 
 def test_markdown_tables_are_capped(pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    import mdfts.diff
+    import mdfts.output
 
-    monkeypatch.setattr(mdfts.diff, "MAX_ROWS", 2)
-    md = mdfts.diff.format_markdown(diff_indexes(*pair))
+    monkeypatch.setattr(mdfts.output, "MAX_ROWS", 2)
+    md = mdfts.output.diff_markdown(diff_indexes(*pair))
     assert "\n…and 2 more documents; `mdfts diff --json` lists them all.\n" in md
     assert "\n…and 4 more exact tokens; `mdfts diff --json` lists them all.\n" in md
     assert "`notes.md`" not in md
