@@ -6,6 +6,7 @@ datasette_plugin.py feeds the same dicts to a running Datasette.
 
 from __future__ import annotations
 
+import html
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -41,6 +42,25 @@ TABLE_DESCRIPTIONS = {
     "mdfts_queries": "The queries shipped in this index, as SQL; the stored queries of this "
                      "database are these.",
 }
+# What each shipped query is for, as Datasette shows it: plain words, no engine terms. A query
+# not named here gets the first line of its file's header.
+PLAIN_QUERIES = {
+    "search": ("Search the docs",
+               "Type a few words, a question, an error code, an ENV_VAR or a --flag; the "
+               "sections that answer it best come first."),
+    "token": ("Find an exact token",
+              "Every section that contains an exact identifier, such as PAYMENTS_DB_URL, "
+              "--force-with-lease or E1027 (case does not matter; exact case comes first)."),
+    "section": ("Open one section",
+                "One section by its id, or by its file path and heading anchor."),
+    "neighbors": ("A section and its neighbours",
+                  "A section with the one it sits under, the ones just before and after it, "
+                  "and the ones under it."),
+    "outline": ("Outline of a file",
+                "The headings of one file, in order, as a table of contents."),
+}
+
+
 @dataclass(slots=True)
 class IndexFacts:
     """What the generated settings need to know about one index, read once."""
@@ -131,14 +151,16 @@ def stored_queries(facts: IndexFacts) -> dict[str, dict[str, Any]]:
     table's URL and hide the table.
     """
     out: dict[str, dict[str, Any]] = {}
-    for q in facts.queries:
+    order = list(PLAIN_QUERIES)
+    for q in sorted(facts.queries, key=lambda q: (order.index(q.name) if q.name in order else len(order), q.name)):
         if q.name in facts.table_sql:
             continue
         header = q.description.splitlines()
+        title, description = PLAIN_QUERIES.get(q.name, (_sentence(q.title), _usage(header)))
         out[q.name] = {
             "sql": q.sql,
-            "title": f"{q.name}: {_sentence(q.title)}",
-            "description": _usage(header) or _sentence(q.title),
+            "title": title,
+            "description": description or title,
             "params": list(q.params),
             "hide_sql": True,
         }
@@ -155,6 +177,7 @@ def _table_settings(facts: IndexFacts) -> dict[str, dict[str, Any]]:
             "fts_pk": "id",
             "facets": ["path", "level", *({"array": c} for c in arrays)],
             "label_column": "heading",
+            "size": 20,  # rows rendered per page: each body is markdown drawn on the server
         }
     if "documents" in facts.table_sql:
         tables["documents"] = {"label_column": "path"}
@@ -166,13 +189,23 @@ def _table_settings(facts: IndexFacts) -> dict[str, dict[str, Any]]:
     return tables
 
 
+def _described(description: str, columns: dict[str, str]) -> str:
+    """A table's description as HTML, its column descriptions folded away in a <details>."""
+    items = "".join(f"<dt>{html.escape(c)}</dt><dd>{html.escape(d)}</dd>" for c, d in columns.items())
+    folded = (f'<details class="mdfts-columns"><summary>What the {len(columns)} columns mean</summary>'
+              f"<dl>{items}</dl></details>") if columns else ""
+    return f"<p>{html.escape(description)}</p>{folded}"
+
+
 def _table_metadata(facts: IndexFacts) -> dict[str, dict[str, Any]]:
-    """Per-table descriptions: metadata in both Datasette 0.65 and 1.0."""
+    """Per-table descriptions: metadata in both Datasette 0.65 and 1.0. `columns` feeds
+    Datasette's column headings; the page shows the folded list from `description_html`."""
     tables: dict[str, dict[str, Any]] = {}
     for name, description in TABLE_DESCRIPTIONS.items():
         if name in facts.table_sql:
-            tables[name] = {"description": description,
-                            "columns": column_descriptions(facts.table_sql[name] or "")}
+            columns = column_descriptions(facts.table_sql[name] or "")
+            tables[name] = {"description": description, "description_html": _described(description, columns),
+                            "columns": columns}
     return tables
 
 
@@ -183,7 +216,6 @@ def _database_description(facts: IndexFacts) -> str:
              f"schema {m.get('schema_version', '?')})."]
     if "git_commit" in m:
         parts.append(f"Source commit {m['git_commit']}.")
-    parts.append("Start with the search query for ranked results.")
     return " ".join(parts)
 
 

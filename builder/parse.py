@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import re
+import urllib.parse
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, Literal
@@ -34,15 +35,33 @@ def _inline_parser() -> MarkdownIt:
     return MarkdownIt("commonmark")
 
 
-@lru_cache(maxsize=1)
-def _html_renderer() -> MarkdownIt:
+# Link schemes a rendered page may carry; anything else (javascript:, vbscript:, data:, file:)
+# is not made a link. Control characters and spaces are dropped first, as browsers drop them.
+_SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+_URL_JUNK = re.compile(r"[\x00-\x20\x7f]+")
+
+
+def _safe_link(url: str) -> bool:
+    # markdown-it percent-encodes the target before it asks: decode it to see the scheme.
+    scheme = _SCHEME.match(_URL_JUNK.sub("", urllib.parse.unquote(url)))
+    return scheme is None or scheme.group(1).lower() in _SAFE_SCHEMES
+
+
+@lru_cache(maxsize=2)
+def _html_renderer(tables: bool = True) -> MarkdownIt:
     # Raw HTML in the docs is shown as text, never passed through: the page is someone's browser.
-    return MarkdownIt("commonmark", {"html": False}).use(front_matter_plugin).enable("table")
+    md = MarkdownIt("commonmark", {"html": False}).use(front_matter_plugin)
+    if tables:
+        md.enable("table")
+    md.validateLink = _safe_link  # type: ignore[method-assign]
+    return md
 
 
-def render_html(text: str) -> str:
-    """Markdown → safe HTML (CommonMark + tables; raw HTML escaped, javascript: links dropped)."""
-    html_out: str = _html_renderer().render(text)
+def render_html(text: str, tables: bool = True) -> str:
+    """Markdown → inert HTML (CommonMark, plus tables unless `tables` is False): raw HTML escaped,
+    links only to http(s), mailto and relative targets."""
+    html_out: str = _html_renderer(tables).render(text)
     return html_out
 
 

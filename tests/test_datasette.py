@@ -286,7 +286,7 @@ def test_datasette_metadata_prints_0_65_metadata(index_db: Path) -> None:
     assert {name: q["sql"] for name, q in db["queries"].items()} == {
         name: sql for name, sql in stored.items() if name != "documents"}
     assert db["queries"]["search"]["params"] == ["q", "limit"]
-    assert db["queries"]["search"]["title"].startswith("search: Rank sections for any text")
+    assert db["queries"]["search"]["title"] == "Search the docs"
     sections = db["tables"]["sections"]
     assert (sections["fts_table"], sections["fts_pk"]) == ("sections_fts", "id")
     assert sections["columns"]["start_line"] == "1-based, inclusive, the heading's own line"

@@ -1,0 +1,224 @@
+# mypy: disallow-untyped-decorators=False
+# (datasette.hookimpl is untyped; the hooks themselves are typed.)
+"""The Datasette plugin (entry point `mdfts`): every mdfts index Datasette opens gets a search-first
+database page, results and sections as cards, stored queries, descriptions, facets, rendered
+sections and source links, no config needed.
+
+Indexes are recognised by PRAGMA application_id when Datasette starts; other databases are left
+alone (the templates fall back to Datasette's own for them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.resources
+import json
+import sqlite3
+from collections.abc import Awaitable, Callable
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from datasette import hookimpl
+from datasette.utils.asgi import Response
+from markupsafe import Markup, escape
+
+from mdfts.artifact import source_link
+from mdfts.browse import IndexFacts, database_metadata, read_facts, stored_queries
+from mdfts.render import PAGE_CHARS, PREVIEW_CHARS, render_section, snippet_html
+
+# Datasette instance → {database name: facts}; filled by startup(), read by the other hooks.
+_INDEXES: WeakKeyDictionary[Any, dict[str, IndexFacts]] = WeakKeyDictionary()
+_METADATA: WeakKeyDictionary[Any, dict[str, Any]] = WeakKeyDictionary()
+
+# The section page's own reads; static SQL with bound values (the section, its ancestors, its
+# exact tokens). Parent, previous, next and children come from the shipped `neighbors` query.
+_SECTION_SQL = ("select id, path, heading, trail, level, anchor, start_line, end_line, parent_id, "
+                "chars, body from sections where id = :id")
+_PARENT_SQL = "select id, heading, parent_id from sections where id = :id"
+_TOKENS_SQL = ("select token, kind from tokens where section_id = :id "
+               "group by token, kind order by kind, token limit 500")
+MAX_DEPTH = 8  # headings nest six deep; the lead text and a margin
+
+
+def _facts(datasette: Any, database: str | None) -> IndexFacts | None:
+    return _INDEXES.get(datasette, {}).get(database or "")
+
+
+@hookimpl
+async def startup(datasette: Any) -> None:
+    found: dict[str, IndexFacts] = {}
+    for name, db in datasette.databases.items():
+        if db.is_memory:
+            continue
+        try:
+            facts = await db.execute_fn(read_facts)
+        except sqlite3.DatabaseError:
+            continue
+        if facts is not None:
+            found[name] = facts
+    _INDEXES[datasette] = found
+    databases = {}
+    for name, facts in found.items():
+        block = database_metadata(facts)
+        del block["queries"]  # served by canned_queries(), which Datasette 1.0 keeps too
+        databases[name] = block
+    _METADATA[datasette] = {"databases": databases}
+
+
+@hookimpl
+def get_metadata(datasette: Any, key: str, database: str | None, table: str | None) -> dict[str, Any]:
+    # Datasette merges this under any metadata.json given with -m, which wins on conflicts.
+    return _METADATA.get(datasette, {})
+
+
+@hookimpl
+def canned_queries(datasette: Any, database: str, actor: Any) -> dict[str, Any] | None:
+    facts = _facts(datasette, database)
+    return stored_queries(facts) if facts else None
+
+
+@hookimpl
+def register_routes() -> list[tuple[str, Any]]:
+    return [(r"^/-/mdfts\.css$", _css)]
+
+
+async def _css() -> Response:
+    css = (importlib.resources.files(__name__) / "mdfts.css").read_text(encoding="utf-8")
+    return Response(css, content_type="text/css; charset=utf-8")
+
+
+@hookimpl
+def extra_css_urls(database: str | None, datasette: Any) -> list[str]:
+    return [datasette.urls.path("/-/mdfts.css")] if _facts(datasette, database) else []
+
+
+def _row_dict(row: Any) -> dict[str, Any]:
+    try:
+        return dict(zip(row.keys(), row, strict=True))
+    except (AttributeError, TypeError):
+        return {}
+
+
+def _trail(value: str) -> list[str] | None:
+    try:
+        trail = json.loads(value)
+    except ValueError:
+        return None
+    return [str(t) for t in trail] if isinstance(trail, list) else None
+
+
+async def _rendered(body: str, limit: int) -> Markup:
+    # markdown-it is pure Python: off the event loop, so one big section cannot stall the
+    # other requests; render_section() caps the size (and so the time) of the work.
+    html = await asyncio.to_thread(render_section, body, limit)
+    return Markup('<div class="mdfts-body">{}</div>').format(Markup(html))
+
+
+def _source(facts: IndexFacts, fields: dict[str, Any], text: str | None = None) -> Markup | None:
+    url = source_link(facts.meta, fields)
+    if url is None:
+        return None
+    lines = f"lines {fields['start_line']}–{fields['end_line']}"
+    return Markup('<a class="mdfts-source" href="{}" title="source, {}">{}</a>').format(
+        url, lines, text if text is not None else fields["path"])
+
+
+@hookimpl
+def render_cell(row: Any, value: Any, column: str, table: str | None, database: str,
+                datasette: Any) -> Markup | Awaitable[Markup] | None:
+    facts = _facts(datasette, database)
+    if facts is None or not isinstance(value, str):
+        return None
+    if column == "body":
+        return _rendered(value, PREVIEW_CHARS)
+    if column == "trail" and value.startswith("["):
+        trail = _trail(value)
+        return None if trail is None else Markup(" › ").join(escape(t) for t in trail)
+    if column == "path" and facts.source_url:
+        fields = _row_dict(row)
+        if table == "documents" and "lines" in fields:
+            fields.update(start_line=1, end_line=fields["lines"], anchor="")
+        return _source(facts, fields)
+    return None
+
+
+# --- template variables: the cards ----------------------------------------------------------
+
+def _where(facts: IndexFacts, row: Any) -> Markup:
+    """`path:start-end`, a link to the source lines when the index has a source URL."""
+    fields = _row_dict(row)
+    text = f"{fields.get('path')}:{fields.get('start_line')}-{fields.get('end_line')}"
+    return _source(facts, fields, text) or Markup('<span class="mdfts-where">{}</span>').format(text)
+
+
+async def _snippet(body: str | None, q: str | None) -> Markup:
+    return Markup(await asyncio.to_thread(snippet_html, body or "", q or ""))
+
+
+def _cells(row: Any) -> dict[str, Any]:
+    """A table page's rendered row (a list of cells) as column → cell."""
+    return {cell["column"]: cell for cell in row}
+
+
+async def _section_page(datasette: Any, database: str, facts: IndexFacts, pk: str) -> dict[str, Any] | None:
+    db = datasette.get_database(database)
+    rows = (await db.execute(_SECTION_SQL, {"id": pk})).rows
+    if not rows:
+        return None
+    me = _row_dict(rows[0])
+    ancestors: list[dict[str, Any]] = []
+    parent = me["parent_id"]
+    while parent is not None and len(ancestors) < MAX_DEPTH:
+        up = (await db.execute(_PARENT_SQL, {"id": parent})).rows
+        if not up:
+            break
+        ancestors.insert(0, {"id": up[0]["id"], "heading": up[0]["heading"]})
+        parent = up[0]["parent_id"]
+    around: dict[str, list[dict[str, Any]]] = {}
+    neighbors = next((q for q in facts.queries if q.name == "neighbors"), None)
+    if neighbors is not None:
+        for r in (await db.execute(neighbors.sql, {"id": me["id"]})).rows:
+            around.setdefault(r["relation"], []).append({"id": r["id"], "heading": r["heading"],
+                                                         "start_line": r["start_line"]})
+    tokens = [dict(token=r["token"], kind=r["kind"]) for r in (await db.execute(_TOKENS_SQL, {"id": me["id"]})).rows]
+    return {
+        "section": me,
+        "where": _where(facts, rows[0]),
+        "body": await _rendered(me["body"], PAGE_CHARS),
+        "trail": _trail(me["trail"]) or [me["heading"]],
+        "ancestors": ancestors,
+        "parent": (around.get("parent") or [None])[0],
+        "previous": (around.get("previous") or [None])[0],
+        "next": (around.get("next") or [None])[0],
+        "children": around.get("child", []),
+        "tokens": tokens,
+        "has_neighbors": neighbors is not None,
+        "has_outline": any(q.name == "outline" for q in facts.queries),
+        "has_token": any(q.name == "token" for q in facts.queries),
+    }
+
+
+@hookimpl
+def extra_template_vars(template: str, database: str | None, table: str | None, view_name: str,
+                        request: Any, datasette: Any) -> Callable[[], Awaitable[dict[str, Any]]]:
+    async def inner() -> dict[str, Any]:
+        facts = _facts(datasette, database)
+        if facts is None or database is None:
+            return {"mdfts": None}
+        names = {q.name for q in facts.queries}
+        out: dict[str, Any] = {
+            "database": database,
+            "has_search": "search" in names and "search" in stored_queries(facts),
+            "has_token": "token" in names,
+            "source_url": facts.source_url,
+            "where": lambda row: _where(facts, row),
+            "cells": _cells,
+            "trail": lambda value: _trail(value) if isinstance(value, str) else None,
+            "snippet": _snippet,
+        }
+        if template == "row.html" and table == "sections" and request is not None:
+            pk = request.url_vars.get("pks", "")
+            out["page"] = await _section_page(datasette, database, facts, pk)
+        return {"mdfts": out}
+
+    return inner
