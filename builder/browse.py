@@ -30,6 +30,20 @@ HIDDEN_TABLES = ("term_df", "token_df", "mdfts_stopwords", "mdfts_synonyms")
 # Exact-token columns offered as array facets: the kinds people filter a docs tree by.
 FACET_ARRAYS = ("env_vars", "cli_flags", "error_codes")
 SQL_TIME_LIMIT_MS = 1000
+# `mdfts serve` caps its own address space: whatever a visitor's SQL (with --allow-sql) or a
+# page asks for, the server fails that request (MemoryError, "out of memory") instead of the
+# machine running out. Datasette, uvicorn and their threads reserve ~0.6 GiB of it idle.
+SERVE_MEMORY_BYTES = 2 << 30
+# The longest string or blob one SQL value may be, at least: SQLite's default is 1 GB, which
+# lets `select randomblob(900000000)` take seconds and a GB whatever the time limit.
+MIN_VALUE_BYTES = 8 << 20
+
+
+def value_limit(largest_file: int) -> int:
+    """SQLITE_LIMIT_LENGTH for an index whose largest source file has `largest_file` bytes: every
+    stored value must stay readable (a section or its token lists are at most a few times its
+    file), nothing much larger may be made."""
+    return max(MIN_VALUE_BYTES, 4 * largest_file)
 
 TABLE_DESCRIPTIONS = {
     "sections": "One row per heading-bounded section of a markdown file (plus the lead text "
@@ -245,7 +259,8 @@ def config_document(indexes: dict[str, IndexFacts]) -> dict[str, Any]:
     """A Datasette 1.0 datasette.yaml: stored queries and table settings, which 1.0 reads from
     configuration only; descriptions stay in metadata (`-m`)."""
     return {
-        "settings": {"sql_time_limit_ms": SQL_TIME_LIMIT_MS, "allow_download": False},
+        "settings": {"sql_time_limit_ms": SQL_TIME_LIMIT_MS, "allow_download": False,
+                     "allow_csv_stream": False, "suggest_facets": False},
         "allow_sql": False,
         "databases": {
             name: {"tables": _table_settings(f), "queries": stored_queries(f)} for name, f in indexes.items()
@@ -273,9 +288,21 @@ def generated_settings(paths: list[Path], config: bool = False) -> dict[str, Any
 
 def serve_args(paths: list[Path], host: str, port: int, allow_sql: bool, allow_download: bool,
                time_limit_ms: int) -> list[str]:
-    """Arguments for `datasette serve`: every index immutable, named by its file stem."""
+    """Arguments for `datasette serve`: every index immutable, named by its file stem; no facet
+    suggestions (a table page would run one query per column for them) and no streaming of
+    whole tables as CSV unless downloads are allowed."""
     _named_indexes(paths)
     args = ["serve"]
+    for path in paths:
+        args += ["--immutable", str(path)]
+    return args + [
+        "--host", host, "--port", str(port),
+        "--setting", "sql_time_limit_ms", str(time_limit_ms),
+        "--setting", "default_allow_sql", "on" if allow_sql else "off",
+        "--setting", "allow_download", "on" if allow_download else "off",
+        "--setting", "allow_csv_stream", "on" if allow_download else "off",
+        "--setting", "suggest_facets", "off",
+    ]
     for path in paths:
         args += ["--immutable", str(path)]
     return args + [

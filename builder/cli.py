@@ -451,13 +451,18 @@ def serve(dbs: tuple[Path, ...], host: str, port: int, allow_sql: bool, allow_do
     Example:
       mdfts serve dist/docs.db --port 8001
     """
-    from mdfts.browse import serve_args
+    import resource
+
+    from mdfts.browse import SERVE_MEMORY_BYTES, serve_args
 
     args = serve_args(list(dbs), host, port, allow_sql, allow_download, time_limit_ms)
     try:
         from datasette.cli import cli as datasette_cli
     except ImportError:
         raise MdftsError("Datasette is not installed; pip install 'mdfts[datasette]'") from None
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard == resource.RLIM_INFINITY or hard > SERVE_MEMORY_BYTES:
+        resource.setrlimit(resource.RLIMIT_AS, (SERVE_MEMORY_BYTES, SERVE_MEMORY_BYTES))
     datasette_cli.main(args, prog_name="mdfts serve")
 
 

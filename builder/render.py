@@ -114,11 +114,13 @@ def _hits(word: str, terms: list[str]) -> str | None:
     """The term `word` matches: the same word, a word it starts ("roll" ~ "rollback"), or the
     same five-letter stem ("rolling" ~ "rollback"), as the ranking matches words."""
     w = word.strip(_TRIM).lower()
+    bare = w.lstrip("-")  # `force` marks `--force`
     if not w:
         return None
     for t in terms:
-        if w == t or (len(t) >= 4 and w.startswith(t)) or (len(t) >= 5 and w[:5] == t[:5]):
-            return t
+        for c in (w, bare) if bare != w else (w,):
+            if c == t or (len(t) >= 4 and c.startswith(t)) or (len(t) >= 5 and c[:5] == t[:5]):
+                return t
     return None
 
 

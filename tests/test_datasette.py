@@ -298,7 +298,8 @@ def test_datasette_metadata_config_prints_1_0_yaml(index_db: Path) -> None:
     assert result.exit_code == 0, result.output
     config = yaml.safe_load(result.stdout)
     assert config["allow_sql"] is False
-    assert config["settings"] == {"sql_time_limit_ms": 1000, "allow_download": False}
+    assert config["settings"] == {"sql_time_limit_ms": 1000, "allow_download": False,
+                                  "allow_csv_stream": False, "suggest_facets": False}
     db = config["databases"][DB_NAME]
     assert db["queries"]["search"]["sql"] == _stored_sql(index_db)["search"]
     assert db["tables"]["sections"]["facets"][2] == {"array": "env_vars"}
@@ -321,46 +322,4 @@ def test_metadata_and_serve_refuse_files_that_are_not_indexes(tmp_path: Path, in
         result = CliRunner().invoke(cli, args)
         assert (result.exit_code, result.stderr) == (1, error), args
 
-
-# --- a real browser -----------------------------------------------------------------------
-
-def _chromium() -> tuple[str, str] | None:
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver = shutil.which("chromedriver")
-    return (browser, driver) if browser and driver else None
-
-
-@pytest.mark.skipif(_chromium() is None, reason="chromium and chromedriver are not installed "
-                    "(apt-get install chromium chromium-driver; .ci/run does)")
-@pytest.mark.browser
-def test_browser_search_page_shows_the_expected_section_first(server: str, tmp_path: Path) -> None:
-    webdriver = pytest.importorskip("selenium.webdriver")
-    from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    browser, driver_path = _chromium()  # type: ignore[misc]
-    options = webdriver.ChromeOptions()
-    options.binary_location = browser
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run",
-                 "--window-size=1280,1000", f"--user-data-dir={tmp_path / 'profile'}"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(driver_path), options=options)
-    try:
-        driver.get(f"{server}/{DB_NAME}/search")
-        box = driver.find_element(By.NAME, "q")
-        box.send_keys("how do I roll back payments")
-        driver.find_element(By.CSS_SELECTOR, "form.sql input[type=submit]").click()
-        WebDriverWait(driver, 20).until(
-            expected_conditions.presence_of_element_located((By.CSS_SELECTOR, "table.rows-and-columns tbody tr")))
-        first = driver.find_element(By.CSS_SELECTOR, "table.rows-and-columns tbody tr")
-        driver.save_screenshot(str(tmp_path / "search.png"))
-        assert first.find_element(By.CSS_SELECTOR, "td.col-heading").text == "Rollback procedure"
-        assert first.find_element(By.CSS_SELECTOR, "td.col-body h2").text == "Rollback procedure"
-        link = first.find_element(By.CSS_SELECTOR, "td.col-path a.mdfts-source")
-        assert link.get_attribute("href") == "https://example.com/ops/blob/HEAD/runbooks/payments.md#L5-L13"
-    finally:
-        driver.quit()
-    assert (tmp_path / "search.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+# The pages in a real browser: tests/test_datasette_browser.py.

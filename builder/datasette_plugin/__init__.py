@@ -22,8 +22,8 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 from markupsafe import Markup, escape
 
-from mdfts.artifact import source_link
-from mdfts.browse import IndexFacts, database_metadata, read_facts, stored_queries
+from mdfts.artifact import is_index, source_link
+from mdfts.browse import IndexFacts, database_metadata, read_facts, stored_queries, value_limit
 from mdfts.render import PAGE_CHARS, PREVIEW_CHARS, render_section, snippet_html
 
 # Datasette instance → {database name: facts}; filled by startup(), read by the other hooks.
@@ -42,6 +42,20 @@ MAX_DEPTH = 8  # headings nest six deep; the lead text and a margin
 
 def _facts(datasette: Any, database: str | None) -> IndexFacts | None:
     return _INDEXES.get(datasette, {}).get(database or "")
+
+
+@hookimpl
+def prepare_connection(conn: sqlite3.Connection, database: str, datasette: Any) -> None:
+    # Bound what one SQL value may grow to (randomblob, zeroblob, printf, group_concat), so
+    # that no query, stored or (with --allow-sql) a visitor's, runs past the time limit inside
+    # one function call or asks for a gigabyte; stored values stay readable.
+    try:
+        if not is_index(conn):
+            return
+        largest = conn.execute("select coalesce(max(bytes), 0) from documents").fetchone()[0]
+    except sqlite3.DatabaseError:
+        return
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, value_limit(int(largest)))
 
 
 @hookimpl
@@ -131,6 +145,9 @@ def render_cell(row: Any, value: Any, column: str, table: str | None, database: 
         return None
     if column == "body":
         return _rendered(value, PREVIEW_CHARS)
+    if len(value) > PREVIEW_CHARS:  # `text`, token lists: a row page shows every column
+        return Markup('{}<span class="mdfts-note"> … ({:,} characters)</span>').format(
+            value[:PREVIEW_CHARS], len(value))
     if column == "trail" and value.startswith("["):
         trail = _trail(value)
         return None if trail is None else Markup(" › ").join(escape(t) for t in trail)
@@ -160,6 +177,10 @@ def _cells(row: Any) -> dict[str, Any]:
     return {cell["column"]: cell for cell in row}
 
 
+def _first(items: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+    return items[0] if items else None
+
+
 async def _section_page(datasette: Any, database: str, facts: IndexFacts, pk: str) -> dict[str, Any] | None:
     db = datasette.get_database(database)
     rows = (await db.execute(_SECTION_SQL, {"id": pk})).rows
@@ -187,9 +208,9 @@ async def _section_page(datasette: Any, database: str, facts: IndexFacts, pk: st
         "body": await _rendered(me["body"], PAGE_CHARS),
         "trail": _trail(me["trail"]) or [me["heading"]],
         "ancestors": ancestors,
-        "parent": (around.get("parent") or [None])[0],
-        "previous": (around.get("previous") or [None])[0],
-        "next": (around.get("next") or [None])[0],
+        "parent": _first(around.get("parent")),
+        "previous": _first(around.get("previous")),
+        "next": _first(around.get("next")),
         "children": around.get("child", []),
         "tokens": tokens,
         "has_neighbors": neighbors is not None,

@@ -1,0 +1,292 @@
+"""The Datasette pages in a real headless Chromium, at a desktop (1280x800) and a phone (390x844)
+size, against `mdfts serve` on 127.0.0.1: search first, cards, walking sections, inert content.
+
+Screenshots of every page at both sizes go to build/screenshots/ (git-ignored; MDFTS_SCREENSHOTS
+moves them): look at them before calling a page change done.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("datasette", reason="Datasette is not installed: pip install -e '.[datasette]'")
+webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (test extra)")
+
+from selenium.common.exceptions import NoAlertPresentException  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
+from selenium.webdriver.support import expected_conditions  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+from dsserve import mdfts_serve  # noqa: E402
+from mdfts.build import build_index  # noqa: E402
+
+FIXTURES = Path(__file__).parent / "fixtures"
+REPO = Path(__file__).resolve().parent.parent
+SHOTS = Path(os.environ.get("MDFTS_SCREENSHOTS", REPO / "build" / "screenshots"))
+SOURCE_URL = "https://example.com/ops/blob/{commit}/{path}#L{start_line}-L{end_line}"
+DB = "ops-docs"
+SIZES = [(1280, 800), (390, 844)]
+
+
+def _chromium() -> tuple[str, str] | None:
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    return (browser, driver) if browser and driver else None
+
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.integration,
+    pytest.mark.skipif(_chromium() is None, reason="chromium and chromedriver are not installed "
+                       "(apt-get install chromium chromium-driver; .ci/run does)"),
+]
+
+
+def _index(tmp: Path, docs: str, name: str) -> Path:
+    copy = tmp / "docs"
+    shutil.copytree(FIXTURES / docs, copy)  # outside any git checkout: links say HEAD
+    out = tmp / f"{name}.db"
+    build_index([copy], out, source_url=SOURCE_URL)
+    return out
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with mdfts_serve(_index(tmp_path_factory.mktemp("ops"), "datasette", DB)) as (base, _):
+        yield base
+
+
+@pytest.fixture(scope="module")
+def hostile_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with mdfts_serve(_index(tmp_path_factory.mktemp("hostile"), "datasette_hostile", "hostile")) as (base, _):
+        yield base
+
+
+class Browser:
+    """A headless Chromium at one window size that records console errors and screenshots."""
+
+    def __init__(self, size: tuple[int, int], profile: Path) -> None:
+        browser, driver_path = _chromium()  # type: ignore[misc]
+        options = webdriver.ChromeOptions()
+        options.binary_location = browser
+        for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     "--no-first-run", "--hide-scrollbars", f"--window-size={size[0]},{size[1]}",
+                     f"--user-data-dir={profile}"):
+            options.add_argument(flag)
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        # An alert must stay open so the test sees it, not be dismissed silently.
+        options.set_capability("unhandledPromptBehavior", "ignore")
+        self.size = size
+        self.driver = webdriver.Chrome(service=Service(driver_path), options=options)
+        self.driver.set_page_load_timeout(30)
+        # The exact viewport (a window has browser chrome, and Chrome's is at least 500 wide);
+        # the phone size as a phone (touch, the page's viewport meta honoured).
+        self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": size[0], "height": size[1], "deviceScaleFactor": 1, "mobile": size[0] < 600})
+
+    def get(self, url: str) -> None:
+        self.driver.get(url)
+
+    def js(self, script: str, *args: Any) -> Any:
+        return self.driver.execute_script(script, *args)
+
+    def viewport(self) -> tuple[int, int]:
+        w, h = self.js("return [window.innerWidth, window.innerHeight]")
+        assert (w, h) == self.size
+        return int(w), int(h)
+
+    def shot(self, name: str) -> Path:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        path = SHOTS / f"{name}-{self.size[0]}x{self.size[1]}.png"
+        self.driver.save_screenshot(str(path))
+        return path
+
+    def console_errors(self) -> list[str]:
+        return [e["message"] for e in self.driver.get_log("browser") if e["level"] == "SEVERE"]
+
+    def alert(self) -> str | None:
+        try:
+            return str(self.driver.switch_to.alert.text)
+        except NoAlertPresentException:
+            return None
+
+    def find(self, css: str) -> Any:
+        return self.driver.find_element(By.CSS_SELECTOR, css)
+
+    def find_all(self, css: str) -> list[Any]:
+        return list(self.driver.find_elements(By.CSS_SELECTOR, css))
+
+    def wait_for(self, css: str) -> Any:
+        return WebDriverWait(self.driver, 20).until(
+            expected_conditions.presence_of_element_located((By.CSS_SELECTOR, css)))
+
+
+@pytest.fixture(scope="module", params=SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def browser(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    b = Browser(request.param, tmp_path_factory.mktemp("profile"))
+    try:
+        yield b
+    finally:
+        b.driver.quit()
+
+
+def _no_console_errors(b: Browser, missing_image: str | None = None) -> None:
+    errors = b.console_errors()
+    if missing_image:  # a relative image in the docs is not served: a 404, nothing else
+        errors = [e for e in errors if not re.fullmatch(rf"\S+/{missing_image} - Failed to load resource: "
+                                                        r"the server responded with a status of 404 \(Not Found\)", e)]
+    assert errors == []
+
+
+def test_database_page_opens_on_the_query_box(server: str, browser: Browser) -> None:
+    browser.get(f"{server}/{DB}")
+    box = browser.find("#mdfts-q")
+    top, bottom = browser.js("const r = arguments[0].getBoundingClientRect(); return [r.top, r.bottom]", box)
+    browser.shot("database")
+    assert box.is_displayed() and 0 <= top and bottom <= browser.viewport()[1]  # above the fold
+    assert browser.js("return document.activeElement.id") == "mdfts-q"
+    titles = [a.text for a in browser.find_all(".mdfts-queries a")]
+    assert titles[0] == "Search the docs"
+    _no_console_errors(browser)
+
+
+def test_typing_a_query_shows_the_right_section_first(server: str, browser: Browser) -> None:
+    browser.get(f"{server}/{DB}")
+    box = browser.find("#mdfts-q")
+    box.send_keys("how do I roll back payments", Keys.ENTER)
+    first = browser.wait_for(".mdfts-card")
+    assert browser.driver.current_url.startswith(f"{server}/{DB}/search?q=how+do+I+roll+back+payments")
+    assert first.find_element(By.CSS_SELECTOR, ".mdfts-card-title a").text == "Rollback procedure"
+    assert first.find_element(By.CSS_SELECTOR, ".mdfts-trail").text == "Payments runbook"
+    source = first.find_element(By.CSS_SELECTOR, ".mdfts-meta a.mdfts-source")
+    assert source.text == "runbooks/payments.md:5-13"
+    assert source.get_attribute("href") == "https://example.com/ops/blob/HEAD/runbooks/payments.md#L5-L13"
+    marks = [m.text for m in first.find_elements(By.CSS_SELECTOR, ".mdfts-snippet mark")]
+    assert "payments" in marks and "back" in marks
+    snippet = first.find_element(By.CSS_SELECTOR, ".mdfts-snippet").text
+    assert "[" not in snippet and "`" not in snippet
+    # The rendered section is folded to a few lines; "show all" unfolds it.
+    clamp = first.find_element(By.CSS_SELECTOR, ".mdfts-clamp")
+    folded = clamp.size["height"]
+    full = browser.js("return arguments[0].scrollHeight", clamp)
+    browser.shot("search")
+    first.find_element(By.CSS_SELECTOR, ".mdfts-more-label").click()
+    assert folded < full and clamp.size["height"] == full
+    assert first.find_element(By.CSS_SELECTOR, ".mdfts-body ol li strong").text == "payment"
+    # The source's line break inside a paragraph is a space, not a new line, on the page.
+    paragraph = first.find_element(By.CSS_SELECTOR, ".mdfts-body p")
+    assert browser.js("return getComputedStyle(arguments[0]).whiteSpace", paragraph) == "normal"
+    assert "\n" not in paragraph.text and "Check that PAYMENTS_DB_URL" in paragraph.text
+    browser.shot("search-show-all")
+    _no_console_errors(browser)
+
+
+def test_section_page_is_a_wide_card_that_walks_the_document(server: str, browser: Browser) -> None:
+    browser.get(f"{server}/{DB}/search?q=rollback+procedure")
+    browser.wait_for(".mdfts-card-title a").click()
+    body = browser.wait_for(".mdfts-section .mdfts-body")
+    assert body.find_element(By.CSS_SELECTOR, "h2").text == "Rollback procedure"
+    assert body.size["width"] >= 0.6 * browser.viewport()[0]
+    crumbs = browser.find(".mdfts-crumbs").text
+    assert crumbs.endswith("runbooks/payments.md › Payments runbook › Rollback procedure")
+    tokens = {a.text: a.get_attribute("href") for a in browser.find_all(".mdfts-tokens a")}
+    assert tokens["PAYMENTS_DB_URL"] == f"{server}/{DB}/token?token=PAYMENTS_DB_URL"
+    assert browser.find(".mdfts-section .mdfts-source").get_attribute("href").endswith("payments.md#L5-L13")
+    browser.shot("section")
+    section_url = browser.driver.current_url
+    browser.find(".mdfts-walk a.mdfts-parent").click()
+    assert browser.wait_for(".mdfts-section .mdfts-body h1").text == "Payments runbook"
+    browser.get(section_url)
+    browser.wait_for(".mdfts-walk a.mdfts-next").click()
+    assert browser.wait_for(".mdfts-section .mdfts-body h2").text == "Scaling the workers"
+    browser.find(".mdfts-walk a.mdfts-prev").click()
+    assert browser.wait_for(".mdfts-section .mdfts-body h2").text == "Rollback procedure"
+    browser.get(f"{server}/{DB}/sections/{section_url.rsplit('/', 1)[1]}")
+    browser.find(".mdfts-links a").click()  # the neighbours query
+    assert [h.text for h in browser.find_all(".mdfts-card-title a")] == [
+        "Rollback procedure", "Payments runbook", "Payments runbook", "Scaling the workers"]
+    _no_console_errors(browser)
+
+
+def test_table_page_folds_descriptions_and_shows_each_facet_once(server: str, browser: Browser) -> None:
+    browser.get(f"{server}/{DB}/sections?_search=rollback&_facet=path")
+    facets = [f.get_attribute("data-column") for f in browser.find_all(".facet-info")]
+    assert facets and len(facets) == len(set(facets)), facets
+    details = browser.find("details.mdfts-columns")
+    assert details.get_attribute("open") is None
+    assert not browser.find("dl.column-descriptions").is_displayed()
+    assert [th.get_attribute("textContent") for th in browser.find_all(".mdfts-sections thead th")] == [
+        "heading", "path", "body"]
+    heading = browser.find(".mdfts-sections td.col-heading a")
+    assert heading.text in ("E1027", "Rollback procedure")
+    browser.shot("sections-table")
+    browser.get(f"{server}/{DB}/tokens")
+    headers = [th.get_attribute("textContent") for th in browser.find_all("table.rows-and-columns thead th")]
+    assert "Link" not in headers and "token" in headers
+    token = browser.find("td.col-token a")
+    assert token.get_attribute("href").startswith(f"{server}/{DB}/token?token=")
+    browser.shot("tokens-table")
+    _no_console_errors(browser)
+
+
+def _pwned(b: Browser) -> list[str]:
+    """What ran or could run: an open alert, the payloads' global, event attributes, code links."""
+    alert = b.alert()
+    found = [f"alert: {alert}"] if alert is not None else []
+    if alert is None:
+        pwned = b.js("return window.__pwned || null")
+        found += [f"ran: {pwned}"] if pwned else []
+        found += b.js("""
+            const out = [];
+            for (const el of document.querySelectorAll('*')) {
+              for (const a of el.attributes) {
+                if (a.name.startsWith('on')) out.push(el.tagName + ' ' + a.name);
+                if (/^\\s*(javascript|data|vbscript):/i.test(a.value) && /^(href|src|action|formaction|xlink:href)$/.test(a.name))
+                  out.push(el.tagName + ' ' + a.name + '=' + a.value);
+              }
+            }
+            for (const s of document.scripts) if (s.text.includes('__pwned')) out.push('script: ' + s.text);
+            return out;""")
+    return found
+
+
+def test_hostile_markdown_stays_inert(hostile_server: str, browser: Browser) -> None:
+    pages = [f"{hostile_server}/hostile", f"{hostile_server}/hostile/search?q=hostile+links+table+raw",
+             f"{hostile_server}/hostile/sections", f"{hostile_server}/hostile/documents",
+             f"{hostile_server}/hostile/tokens"]
+    pages += [f"{hostile_server}/hostile/sections/{n}" for n in (1, 2, 3)]
+    seen = []
+    for url in pages:
+        browser.get(url)
+        # Hover and click over everything a payload could hang on.
+        for el in browser.find_all(".mdfts-body *, .mdfts-card *, td *")[:200]:
+            browser.js("arguments[0].dispatchEvent(new MouseEvent('mouseover', {bubbles: true}))", el)
+        assert _pwned(browser) == [], url
+        seen.append(browser.driver.title)
+    browser.get(pages[1])
+    browser.shot("hostile-search")
+    text = browser.find(".mdfts-cards").text
+    assert "<script>window.__pwned='script'" in text  # shown as text, not run
+    browser.get(pages[-3])
+    browser.shot("hostile-section")
+    assert "Hostile" in " ".join(seen)
+    _no_console_errors(browser, missing_image="x")
+
+
+def test_search_box_handles_empty_and_odd_queries(server: str, browser: Browser) -> None:
+    for q in ["", '"', "NEAR(", "<script>alert(1)</script>"]:
+        browser.get(f"{server}/{DB}/search?" + urllib.parse.urlencode({"q": q}))
+        assert browser.find("#mdfts-q").get_attribute("value") == q
+        assert browser.alert() is None
+    _no_console_errors(browser)

@@ -1,0 +1,151 @@
+"""Issue #16, server side: no page or query of `mdfts serve` can hold a worker or the machine,
+whatever the docs hold or (with --allow-sql) a visitor asks. Real servers on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("datasette", reason="Datasette is not installed: pip install -e '.[datasette]'")
+pytestmark = pytest.mark.integration
+
+from dsserve import mdfts_serve  # noqa: E402
+from mdfts.browse import SERVE_MEMORY_BYTES  # noqa: E402
+from mdfts.build import build_index  # noqa: E402
+
+# Small cousins of the reproductions in #16: a table bomb (3 tables of 100 columns over 100
+# one-cell rows: 30,000 cells from 31 KB) and 400 KB of unclosed `[a](` (quadratic to parse).
+TABLE = "|a" * 100 + "|\n" + "|-" * 100 + "|\n" + "x\n" * 100 + "\n"
+HOSTILE_DOCS = {
+    "bomb.md": "# Bomb\n\n" + TABLE * 3,
+    "links.md": "# Links\n\n" + "[a](" * 100_000 + "\n",
+    "plain.md": "# Plain\n\nA short section about rollback.\n",
+}
+
+
+def get(url: str) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=60) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read()
+
+
+@pytest.fixture(scope="module")
+def hostile_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    docs = tmp_path_factory.mktemp("hostile-docs")
+    for name, text in HOSTILE_DOCS.items():
+        (docs / name).write_text(text)
+    out = tmp_path_factory.mktemp("hostile-index") / "hostile.db"
+    build_index([docs], out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def server(hostile_db: Path) -> Any:
+    with mdfts_serve(hostile_db) as (base, proc):
+        yield base, proc
+
+
+def _section_id(base: str, heading: str) -> int:
+    status, body = get(f"{base}/hostile/sections.json?heading={heading}&_shape=array&_col=id")
+    assert status == 200, body[:300]
+    return int(json.loads(body)[0]["id"])
+
+
+@pytest.mark.parametrize("heading", ["Bomb", "Links"])
+def test_hostile_sections_render_small(server: tuple[str, Any], heading: str) -> None:
+    # Today: the bomb's page carries every one of its 30,000 cells, the links page all 400 KB
+    # rendered, each on the event loop.
+    base, _ = server
+    section = _section_id(base, heading)
+    for page in (f"/hostile/sections/{section}", f"/hostile/search?q={heading.lower()}",
+                 f"/hostile/sections?heading={heading}"):
+        status, body = get(base + page)
+        assert status == 200, page
+        assert len(body) < 150_000, (page, len(body))
+        assert b"<td>x</td>" not in body
+
+
+def test_markdown_is_rendered_off_the_event_loop(hostile_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from datasette.app import Datasette
+
+    import mdfts.datasette_plugin as plugin
+
+    threads: list[int] = []
+    real = plugin.render_section
+
+    def spy(body: str, limit: int) -> str:
+        threads.append(threading.get_ident())
+        return real(body, limit)
+
+    monkeypatch.setattr(plugin, "render_section", spy)
+
+    async def pages() -> tuple[int, list[int]]:
+        ds = Datasette(immutables=[str(hostile_db)])
+        await ds.invoke_startup()
+        statuses = [(await ds.client.get(url)).status_code
+                    for url in ("/hostile/sections", "/hostile/sections/1", "/hostile/search?q=rollback")]
+        return threading.get_ident(), statuses
+
+    loop_thread, statuses = asyncio.run(pages())
+    assert statuses == [200, 200, 200]
+    assert len(threads) >= 3 and loop_thread not in threads
+
+
+def test_table_pages_suggest_no_facets(server: tuple[str, Any]) -> None:
+    # Today every table page also runs a query per column to suggest facets.
+    base, _ = server
+    for table in ("sections", "tokens", "documents"):
+        status, body = get(f"{base}/hostile/{table}.json?_size=1")
+        assert status == 200
+        assert json.loads(body)["suggested_facets"] == [], table
+
+
+def test_no_csv_streaming_unless_downloads_are_allowed(server: tuple[str, Any], hostile_db: Path) -> None:
+    # Today `?_stream=on` streams every row of any table although the file cannot be downloaded.
+    base, _ = server
+    status, body = get(f"{base}/hostile/sections.csv?_stream=on")
+    assert status == 400 and b"CSV streaming is disabled" in body
+    assert get(f"{base}/hostile/sections.csv?_col=heading")[0] == 200  # one page as CSV still works
+    with mdfts_serve(hostile_db, "--allow-download") as (open_base, _):
+        status, body = get(f"{open_base}/hostile/sections.csv?_stream=on&_col=heading")
+        assert status == 200 and body.decode().splitlines()[1:] == ["1,Bomb", "2,Links", "3,Plain"]
+
+
+def test_allow_sql_cannot_build_huge_values(hostile_db: Path) -> None:
+    # Today this runs 5 s (past the 1 s limit: it is one function call) and takes 0.9 GB.
+    with mdfts_serve(hostile_db, "--allow-sql") as (base, _):
+        for sql in ("select length(randomblob(900000000))", "select zeroblob(900000000)",
+                    "with recursive n(i, s) as (select 1, 'x' union all select i + 1, s || s from n "
+                    "where i < 40) select length(max(s)) from n"):
+            status, body = get(f"{base}/hostile.json?" + urllib.parse.urlencode({"sql": sql}))
+            assert status == 400, sql
+            assert json.loads(body)["error"] == "string or blob too big", sql
+        # Everything stored stays readable, the longest section too.
+        status, body = get(f"{base}/hostile.json?_shape=array&sql=select+max(length(body))+as+n+from+sections")
+        assert (status, json.loads(body)) == (200, [{"n": len(HOSTILE_DOCS["links.md"]) - 1}])
+
+
+def test_allow_sql_is_stopped_at_the_time_limit(hostile_db: Path) -> None:
+    with mdfts_serve(hostile_db, "--allow-sql", "--time-limit-ms", "200") as (base, _):
+        sql = "with recursive c(x) as (select 1 union all select x + 1 from c) select count(*) from c"
+        status, body = get(f"{base}/hostile.json?" + urllib.parse.urlencode({"sql": sql}))
+        assert status == 400 and json.loads(body)["title"] == "SQL Interrupted"
+
+
+def test_serve_caps_its_address_space(server: tuple[str, Any]) -> None:
+    # Today unbounded: many large rows (--allow-sql) could take all the machine's memory.
+    _, proc = server
+    limits = Path(f"/proc/{proc.pid}/limits").read_text()
+    line = next(x for x in limits.splitlines() if x.startswith("Max address space"))
+    assert line.split()[3:5] == [str(SERVE_MEMORY_BYTES), str(SERVE_MEMORY_BYTES)]
+
