@@ -20,6 +20,7 @@ import pytest
 pytest.importorskip("datasette", reason="Datasette is not installed: pip install -e '.[datasette]'")
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (test extra)")
 
+from dsserve import mdfts_serve  # noqa: E402
 from selenium.common.exceptions import NoAlertPresentException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -27,7 +28,6 @@ from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support import expected_conditions  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-from dsserve import mdfts_serve  # noqa: E402
 from mdfts.build import build_index  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -18,6 +18,7 @@ pytest.importorskip("datasette", reason="Datasette is not installed: pip install
 pytestmark = pytest.mark.integration
 
 from dsserve import mdfts_serve  # noqa: E402
+
 from mdfts.browse import SERVE_MEMORY_BYTES  # noqa: E402
 from mdfts.build import build_index  # noqa: E402
 

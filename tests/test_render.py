@@ -6,7 +6,13 @@ import pytest
 
 from mdfts.parse import render_html
 from mdfts.render import (
-    MAX_TABLE_CELLS, PAGE_CHARS, PREVIEW_CHARS, query_terms, render_section, snippet_html, table_cells,
+    MAX_TABLE_CELLS,
+    PAGE_CHARS,
+    PREVIEW_CHARS,
+    query_terms,
+    render_section,
+    snippet_html,
+    table_cells,
 )
 
 # The table bomb of issue #16: 20 tables of 300 columns over 300 one-cell rows (36 KB).
