@@ -9,7 +9,7 @@ SHARED ?= ../shared
 $(BIN)/mdfts: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,datasette,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[test,datasette,bench,mcp,llm]'
 	@touch $@
 
 setup: $(BIN)/mdfts

@@ -408,6 +408,34 @@ def context(db: Path, question: str, budget: int, k: int, fmt: str, as_json: boo
         click.echo(f"{what}: {question!r}", err=True)
 
 
+@cli.command()
+@click.argument("dbs", metavar="DB...", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--http", "http", is_flag=True, help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="Port for --http.")
+@click.option("--max-tokens", type=click.IntRange(100), default=6000, show_default=True,
+              help="Largest fetch or context result; an agent's larger value is lowered to it.")
+@click.option("--max-results", type=click.IntRange(1), default=20, show_default=True,
+              help="Most hits a search or token call returns.")
+def mcp(dbs: tuple[Path, ...], http: bool, port: int, max_tokens: int, max_results: int) -> None:
+    """Serve indexes to agents over MCP: tools search, fetch, token, context and outline.
+
+    Read-only; each index is named by its file stem; several are searched together (merged by
+    reciprocal rank). Stdio by default. Needs `pip install 'mdfts[mcp]'`.
+
+    \b
+    Examples:
+      mdfts mcp dist/docs.db
+      mdfts mcp dist/docs.db dist/runbooks.db --http --port 8765
+    """
+    try:
+        import mcp as _  # noqa: F401
+    except ImportError:
+        raise MdftsError("the MCP server needs the mcp package: pip install 'mdfts[mcp]'") from None
+    from mdfts.mcp_server import Caps, serve
+
+    serve(list(dbs), Caps(max_tokens=max_tokens, max_results=max_results), http=http, port=port)
+
+
 @cli.command(name="datasette-metadata")
 @click.argument("dbs", metavar="DB...", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--config", "as_config", is_flag=True,

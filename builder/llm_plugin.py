@@ -1,0 +1,136 @@
+"""The `llm` plugin (entry point `mdfts`, extra `mdfts[llm]`): fragments, a toolbox and a template.
+
+  llm -f 'mdfts:docs.db?q=roll back payments&k=5' "How do I roll back?"
+  llm -f 'mdfts:docs.db@runbooks/payments.md#rollback-procedure' "Summarise"
+  llm -T 'Mdfts("docs.db")' "Which env var sets the payments DB?"
+  llm -t mdfts:docs.db "Which env var sets the payments DB?"
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+from collections.abc import Callable
+from typing import Any
+
+import llm
+
+from mdfts.errors import MdftsError
+from mdfts.index import Index, open_index
+from mdfts.records import Hit, Outline
+
+SYSTEM = (
+    "Answer from the documentation in the index {db}. Use Mdfts_search first, then Mdfts_fetch a "
+    "result's ref to read the whole section; Mdfts_token finds an exact ENV_VAR, --flag or error "
+    "code. Quote exact tokens in backticks and cite path:lines for each claim. If the sections do "
+    "not answer the question, say so."
+)
+
+
+def _fragment(hit: Hit) -> llm.Fragment:
+    text = hit.title + "\n\n" + hit.body.rstrip("\n") + "\n"
+    return llm.Fragment(text, hit.url or hit.lines)
+
+
+def _split(argument: str) -> tuple[str, str, dict[str, str]]:
+    """`docs.db?q=..&k=5` → (db, "", params); `docs.db@path#anchor` → (db, ref, {})."""
+    if "?" in argument:
+        db, _, query = argument.partition("?")
+        params = {k: v[-1] for k, v in urllib.parse.parse_qs(query, keep_blank_values=True).items()}
+        return db, "", params
+    if "@" in argument:
+        db, _, ref = argument.partition("@")
+        return db, ref, {}
+    return argument, "", {}
+
+
+def mdfts_fragments(argument: str) -> list[llm.Fragment]:
+    """Sections of an mdfts index: mdfts:DB?q=QUESTION&k=5 (the best k), mdfts:DB?token=E1027,
+    or mdfts:DB@PATH#ANCHOR (one section; also @PATH:LINE or @ID)."""
+    db, ref, params = _split(argument)
+    try:
+        with open_index(db) as ix:
+            if ref:
+                shown = ix.show(ref)
+                if isinstance(shown, Outline):
+                    raise MdftsError(f"{ref}: a document, not a section; give PATH#ANCHOR (anchors: "
+                                     + ", ".join(e.anchor for e in shown.entries[:8] if e.anchor) + ")")
+                return [_fragment(shown)]
+            k = int(params.get("k", "5") or 5)
+            if "token" in params:
+                hits = ix.token(params["token"], limit=k)
+            elif params.get("q"):
+                hits = ix.search(params["q"], limit=k)
+            else:
+                raise MdftsError(f"mdfts:{argument}: give ?q=QUESTION, ?token=TOKEN or @PATH#ANCHOR")
+            if not hits:
+                raise MdftsError(f"mdfts:{argument}: no section matches")
+            return [_fragment(h) for h in hits]
+    except (MdftsError, ValueError) as err:
+        # llm reports a loader's ValueError as a clean usage error.
+        raise ValueError(str(err)) from None
+
+
+def mdfts_template(template_path: str) -> llm.Template:
+    """A system prompt for answering from an mdfts index, with the Mdfts toolbox enabled: -t mdfts:DB"""
+    with open_index(template_path):  # fail now, not at the first tool call
+        pass
+    return llm.Template(name=f"mdfts:{template_path}", system=SYSTEM.format(db=template_path),
+                        tools=[f"Mdfts({json.dumps(template_path)})"])  # llm parses JSON arguments
+
+
+def _guard(fn: Callable[[Index], str], db: str) -> str:
+    try:
+        with open_index(db) as ix:
+            return fn(ix)
+    except MdftsError as err:
+        return f"Error: {err}"
+
+
+def _hit_lines(hits: list[Hit]) -> str:
+    return "\n".join(f"[{h.id}] {h.ref} ({h.lines}) {h.title} — {' '.join(h.snippet.split())}".rstrip(" —")
+                     for h in hits)
+
+
+class Mdfts(llm.Toolbox):
+    """Search and read an mdfts index of markdown docs."""
+
+    def __init__(self, db: str, max_tokens: int = 4000):
+        self.db = db
+        self.max_tokens = max_tokens
+
+    def search(self, query: str, limit: int = 5) -> str:
+        """Find the sections that best match a query, best first: one line each with its ref."""
+        return _guard(lambda ix: _hit_lines(ix.search(query, limit=min(limit, 20))) or "no section matches", self.db)
+
+    def fetch(self, ref: str) -> str:
+        """Read one section by the ref a search gave (path#anchor, path:line or id); a path lists its headings."""
+        def run(ix: Index) -> str:
+            shown = ix.show(ref)
+            if isinstance(shown, Outline):
+                return "\n".join(f"{e.ref} lines {e.start_line}-{e.end_line}" for e in shown.entries)
+            return f"{shown.lines} {shown.title}\n\n{shown.body}"
+        return _guard(run, self.db)
+
+    def token(self, token: str) -> str:
+        """The sections holding an exact token (ENV_VAR, --flag, error code), case-exact first."""
+        return _guard(lambda ix: _hit_lines(ix.token(token, limit=20)) or f"no section holds {token!r}", self.db)
+
+    def context(self, question: str) -> str:
+        """Prompt-ready sections for a question, within the toolbox's token budget."""
+        return _guard(lambda ix: ix.context(question, max_tokens=self.max_tokens, format="xml").text, self.db)
+
+
+@llm.hookimpl
+def register_fragment_loaders(register: Callable[[str, Any], None]) -> None:
+    register("mdfts", mdfts_fragments)
+
+
+@llm.hookimpl
+def register_template_loaders(register: Callable[[str, Any], None]) -> None:
+    register("mdfts", mdfts_template)
+
+
+@llm.hookimpl
+def register_tools(register: Callable[[Any], None]) -> None:
+    register(Mdfts)

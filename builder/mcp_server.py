@@ -1,0 +1,405 @@
+"""`mdfts mcp`: an MCP server over one or more indexes (the extra `mdfts[mcp]`, mcp>=2.3,<3).
+
+Five read-only tools (search, fetch, token, context, outline) with structured output and a short
+text form, operator caps that clamp an agent's larger values, and per-index resources.
+"""
+
+# No `from __future__ import annotations`: the SDK reads the tool signatures at run time, and
+# their descriptions name the operator caps of this server.
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from mdfts.errors import MdftsError
+from mdfts.index import Index, open_index
+from mdfts.lookup import rrf_merge
+from mdfts.prompt import ByteCounter
+from mdfts.records import Hit, Outline
+
+try:
+    from mcp.server import MCPServer
+    from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import CallToolResult, TextContent, ToolAnnotations
+except ImportError as err:  # pragma: no cover - the CLI checks first and says what to install
+    raise MdftsError("the MCP server needs the mcp package; pip install 'mdfts[mcp]'") from err
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+MIN_TOKENS = 100
+_count = ByteCounter()
+
+
+@dataclass(frozen=True, slots=True)
+class Caps:
+    """Operator limits: an agent's larger value is lowered to these, and the result says so."""
+
+    max_tokens: int = 6000
+    max_results: int = 20
+
+
+def _names(paths: Sequence[Path]) -> dict[str, Path]:
+    """Index name (file stem, as in Datasette) → path; a repeated name is an error."""
+    out: dict[str, Path] = {}
+    for path in paths:
+        if path.stem in out:
+            raise MdftsError(f"{path}: same index name {path.stem!r} as {out[path.stem]}; rename one")
+        out[path.stem] = path
+    return out
+
+
+def instructions(indexes: dict[str, Index]) -> str:
+    """What the server covers, written from each index's meta, and how to use it."""
+    lines = []
+    for name, ix in indexes.items():
+        m = ix.meta
+        parts = [f"{m.get('documents', '?')} documents, {m.get('sections', '?')} sections of {m.get('source', '?')}"]
+        if m.get("artifact_version"):
+            parts.append(f"version {m['artifact_version']}")
+        if m.get("git_commit"):
+            parts.append(f"commit {m['git_commit'][:12]}")
+        if m.get("built_at"):
+            parts.append(f"built {m['built_at']}")
+        lines.append(f"- index {name!r}: " + ", ".join(parts))
+    return (
+        "Markdown documentation, split into heading-bounded sections:\n" + "\n".join(lines) + "\n"
+        "Use search, then fetch a result's ref (path#anchor, path:line or id) for the whole section; "
+        "outline lists a document's headings. Put exact tokens (ENV_VARS, --flags, error codes) in "
+        "backticks in a query, or use token. Cite path:lines from the results."
+    )
+
+
+class _Server:
+    def __init__(self, indexes: dict[str, Index], caps: Caps) -> None:
+        self.indexes, self.caps = indexes, caps
+
+    def pick(self, index: str | None) -> dict[str, Index]:
+        if index is None:
+            return self.indexes
+        if index not in self.indexes:
+            raise ToolError(f"no index {index!r}; indexes: {', '.join(self.indexes)}")
+        return {index: self.indexes[index]}
+
+    def one(self, index: str | None, ref: str) -> tuple[str, Index]:
+        chosen = self.pick(index)
+        if len(chosen) == 1:
+            return next(iter(chosen.items()))
+        found = [(n, ix) for n, ix in chosen.items() if _resolves(ix, ref)]
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            name, ix = next(iter(chosen.items()))
+            return name, ix  # let its error (with the nearest anchors) speak
+        raise ToolError(f"{ref!r} is in several indexes ({', '.join(n for n, _ in found)}); give index")
+
+    def clamp(self, name: str, asked: int, cap: int, clamped: dict[str, Any], floor: int = 1) -> int:
+        if asked > cap:
+            clamped[name] = {"asked": asked, "used": cap, "why": "server maximum"}
+            return cap
+        if asked < floor:
+            clamped[name] = {"asked": asked, "used": floor, "why": "minimum"}
+            return floor
+        return asked
+
+
+def _resolves(ix: Index, ref: str) -> bool:
+    try:
+        ix.show(ref)
+    except MdftsError:
+        return False
+    return True
+
+
+def _hit_json(h: Hit, many: bool) -> dict[str, Any]:
+    out = {k: v for k, v in h.to_dict().items() if k != "body"}
+    out["title"] = h.title
+    out["tokens"] = _count(h.body)
+    if not many:
+        out.pop("index", None)
+    return out
+
+
+def _hit_line(h: Hit, many: bool) -> str:
+    where = f"{h.index}:" if many and h.index else ""
+    snippet = " ".join(h.snippet.split())
+    return f"[{where}{h.id}] {h.lines} {h.title}" + (f" — {snippet}" if snippet else "")
+
+
+def _clamp_note(clamped: dict[str, Any]) -> str:
+    if not clamped:
+        return ""
+    return "\n(" + "; ".join(f"{k} {v['asked']} → {v['used']} ({v['why']})" for k, v in clamped.items()) + ")"
+
+
+def _result(text: str, data: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def _numbered(h: Hit, line_numbers: bool) -> list[str]:
+    lines = h.body.rstrip("\n").split("\n")
+    if not line_numbers:
+        return lines
+    return [f"{h.start_line + i}: {line}" for i, line in enumerate(lines)]
+
+
+class _UnknownArguments:
+    """The SDK drops argument names a tool does not declare; answer them with the valid names."""
+
+    def __init__(self, server: MCPServer) -> None:
+        self.server = server
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method == "tools/call" and ctx.params:
+            name = ctx.params.get("name")
+            args = ctx.params.get("arguments") or {}
+            tool = self.server._tool_manager.get_tool(str(name)) if name else None
+            if tool is not None and isinstance(args, dict):
+                valid = list(tool.parameters.get("properties", {}))
+                unknown = sorted(set(args) - set(valid))
+                if unknown:
+                    return CallToolResult(is_error=True, content=[TextContent(type="text", text=(
+                        f"Error: {name} takes no argument {', '.join(map(repr, unknown))}; "
+                        f"valid arguments: {', '.join(valid)}"))])
+        return await call_next(ctx)
+
+
+def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
+    """An MCPServer over the indexes at `paths` (each named by its file stem); opened read-only."""
+    caps = caps or Caps()
+    names = _names(list(paths))
+    indexes: dict[str, Index] = {}
+    try:
+        for name, path in names.items():
+            indexes[name] = open_index(path)
+    except MdftsError:
+        for ix in indexes.values():
+            ix.close()
+        raise
+    from mdfts import __version__
+
+    srv = MCPServer("mdfts", instructions=instructions(indexes), version=__version__)
+    srv.middleware.append(_UnknownArguments(srv))
+    _OPEN[id(srv)] = indexes
+    s = _Server(indexes, caps)
+    index_names = list(indexes)
+    IndexName = Annotated[str | None, Field(description="One index: " + ", ".join(index_names)
+                                            + ". Omitted: all, merged by rank.")]
+
+    @srv.tool(annotations=READ_ONLY)
+    async def search(
+        query: Annotated[str, Field(description="Any text: words, ENV_VARS, --flags, error codes")],
+        limit: Annotated[int, Field(description=f"Results to return (server maximum {caps.max_results})")] = 8,
+        path_prefix: Annotated[str | None, Field(description="Only documents under this path, e.g. runbooks/")] = None,
+        index: IndexName = None,
+    ) -> CallToolResult:
+        """Find the sections that best match a query, best first. Then fetch a ref to read one."""
+        clamped: dict[str, Any] = {}
+        limit = s.clamp("limit", limit, caps.max_results, clamped)
+        chosen = s.pick(index)
+        many = len(indexes) > 1
+        lists = {n: ix.search(query, limit=limit, path_prefix=path_prefix) for n, ix in chosen.items()}
+        hits = rrf_merge(lists, limit) if len(lists) > 1 else [h.with_(index=n) for n, hs in lists.items() for h in hs]
+        data: dict[str, Any] = {"query": query, "hits": [_hit_json(h, many) for h in hits]}
+        if clamped:
+            data["clamped"] = clamped
+        text = "\n".join(_hit_line(h, many) for h in hits) or f"no section matches {query!r}"
+        return _result(text + _clamp_note(clamped), data)
+
+    @srv.tool(annotations=READ_ONLY)
+    async def fetch(
+        ref: Annotated[str, Field(description="A result's ref: path#anchor, path:line, id, or a path for its outline")],
+        include: Annotated[Literal["section", "parent", "neighbors"],
+                           Field(description="section; with parent; or with parent, previous and next")] = "section",
+        max_tokens: Annotated[int | None, Field(description=f"Size limit (server maximum {caps.max_tokens})")] = None,
+        line_numbers: bool = True,
+        index: IndexName = None,
+    ) -> CallToolResult:
+        """Read a section (line-numbered markdown) by the ref a search, token or outline result gave."""
+        clamped: dict[str, Any] = {}
+        budget = s.clamp("max_tokens", max_tokens or caps.max_tokens, caps.max_tokens, clamped, MIN_TOKENS)
+        name, ix = s.one(index, ref)
+        try:
+            shown = ix.show(ref)
+        except MdftsError as err:
+            raise ToolError(str(err)) from None
+        if isinstance(shown, Outline):
+            return _outline_result(name, shown, clamped)
+        hits = [shown]
+        if include != "section":
+            related = [h for h in ix.neighbors(shown.ref) if h.relation in ("parent", "previous", "next")]
+            wanted = ("parent",) if include == "parent" else ("parent", "previous", "next")
+            hits = sorted([shown] + [h for h in related if h.relation in wanted], key=lambda h: h.start_line)
+        out: list[str] = []
+        sections: list[dict[str, Any]] = []
+        truncated, next_line, used = False, None, 0
+        for h in hits:
+            rel = "self" if h.id == shown.id else h.relation
+            head = f"## [{h.id}] {h.lines} {h.title}" + ("" if rel == "self" else f" ({rel} of {shown.ref})")
+            lines = _numbered(h, line_numbers)
+            used += _count(head + "\n")
+            kept = 0
+            for line in lines:  # whole lines while they fit max_tokens (4 bytes a token)
+                if used + _count(line + "\n") > budget:
+                    truncated, next_line = True, h.start_line + kept
+                    break
+                used += _count(line + "\n")
+                kept += 1
+            out.append("\n".join([head, *lines[:kept]]))
+            body = h.body if kept == len(lines) else "\n".join(h.body.split("\n")[:kept]) + "\n"
+            sections.append({**h.with_(index=name).to_dict(), "title": h.title, "relation": rel, "body": body})
+            if truncated:
+                break
+        data: dict[str, Any] = {"ref": ref, "index": name, "sections": sections, "truncated": truncated}
+        if truncated:
+            data["next_line"] = next_line
+        if clamped:
+            data["clamped"] = clamped
+        text = "\n\n".join(out)
+        if truncated:
+            text += f"\n[… truncated at line {next_line} for max_tokens {budget}]"
+        return _result(text + _clamp_note(clamped), data)
+
+    @srv.tool(annotations=READ_ONLY)
+    async def token(
+        token: Annotated[str, Field(description="An exact token: PAYMENTS_DB_URL, --force-with-lease, E1027")],
+        kind: Annotated[str | None, Field(description="Only this kind: env_var, cli_flag, error_code, ...")] = None,
+        index: IndexName = None,
+    ) -> CallToolResult:
+        """The sections holding an exact token (case-exact first): where a setting or code is defined."""
+        limit = caps.max_results
+        many = len(indexes) > 1
+        hits = [h.with_(index=n) for n, ix in s.pick(index).items() for h in ix.token(token, kind=kind, limit=limit)]
+        hits = hits[:limit]
+        data = {"token": token, "hits": [_hit_json(h, many) for h in hits]}
+        lines = [f"[{(h.index or '') + ':' if many else ''}{h.id}] {h.lines} {h.title} — {h.token} ({h.kind}"
+                 + (", exact" if h.exact else "") + ")" for h in hits]
+        return _result("\n".join(lines) or f"no section holds the token {token!r}", data)
+
+    @srv.tool(annotations=READ_ONLY)
+    async def context(
+        question: str,
+        max_tokens: Annotated[int, Field(description=f"Budget for the whole block (at most {caps.max_tokens})")] = 4000,
+        index: IndexName = None,
+    ) -> CallToolResult:
+        """Prompt-ready sections for a question, best first, within max_tokens; cite its <source> lines."""
+        clamped: dict[str, Any] = {}
+        budget = s.clamp("max_tokens", max_tokens, caps.max_tokens, clamped, MIN_TOKENS)
+        chosen = s.pick(index)
+        name, ix = next(iter(chosen.items()))
+        if len(chosen) > 1:  # the best index for this question: the one its top fused hit is from
+            merged = rrf_merge({n: i.search(question, limit=5) for n, i in chosen.items()}, 1)
+            if merged and merged[0].index:
+                name, ix = merged[0].index, chosen[merged[0].index]
+        try:
+            ctx = ix.context(question, max_tokens=budget, format="xml")
+        except MdftsError as err:
+            raise ToolError(str(err)) from None
+        data: dict[str, Any] = {
+            "index": name, "budget": ctx.budget, "used": ctx.used, "tokenizer": ctx.tokenizer,
+            "sources": [{"n": n, "ref": b.hit.ref, "source": f"{b.hit.path}:{b.hit.start_line}-{b.end_line}",
+                         "url": b.hit.url, "title": b.hit.title, "role": b.role} for n, b in enumerate(ctx.blocks, 1)],
+            "omitted": list(ctx.omitted),
+        }
+        if clamped:
+            data["clamped"] = clamped
+        return _result(ctx.text + _clamp_note(clamped), data)
+
+    @srv.tool(annotations=READ_ONLY)
+    async def outline(
+        path: Annotated[str | None, Field(description="A document (its headings) or folder/; omitted: all")] = None,
+        index: IndexName = None,
+    ) -> CallToolResult:
+        """List documents, or one document's headings with refs, lines and sizes, to plan a fetch."""
+        chosen = s.pick(index)
+        if path is not None and not path.endswith("/"):
+            name, ix = s.one(index, path)
+            try:
+                shown = ix.show(path)
+            except MdftsError as err:
+                raise ToolError(str(err)) from None
+            if isinstance(shown, Outline):
+                return _outline_result(name, shown, {})
+        many = len(chosen) > 1
+        docs = [(n, d) for n, ix in chosen.items() for d in ix.outline(None) if not path or d.path.startswith(path)]
+        limit = 500
+        data = {"documents": [{**d.to_dict(), **({"index": n} if many else {})} for n, d in docs[:limit]],
+                "truncated": len(docs) > limit}
+        text = "\n".join(f"{n + ':' if many else ''}{d.path} — {d.title} ({d.sections} sections, {d.lines} lines)"
+                         for n, d in docs[:limit])
+        return _result(text or "no documents", data)
+
+    for name, ix in indexes.items():
+        _add_manifest(srv, name, ix)
+
+    @srv.resource("mdfts://{index}/section/{id}", mime_type="text/markdown")
+    async def section_resource(index: str, id: str) -> str:
+        """One section's markdown by id."""
+        shown = s.pick(index)[index].show(id)
+        return shown.body if isinstance(shown, Hit) else ""
+
+    @srv.resource("mdfts://{index}/doc/{+path}", mime_type="text/markdown")
+    async def doc_resource(index: str, path: str) -> str:
+        """A whole document's markdown, section by section."""
+        ix = s.pick(index)[index]
+        shown = ix.show(path)
+        if not isinstance(shown, Outline):
+            raise MdftsError(f"{path}: not a document path")
+        parts = []
+        for e in shown.entries:
+            hit = ix.show(str(e.id))
+            if isinstance(hit, Hit):
+                parts.append(hit.body.rstrip("\n"))
+        return "\n\n".join(parts) + "\n"
+
+    return srv
+
+
+def _add_manifest(srv: MCPServer, name: str, ix: Index) -> None:
+    @srv.resource(f"mdfts://{name}/manifest", name=f"{name} manifest", mime_type="application/json")
+    async def manifest() -> str:
+        """Schema, artifact version, commit, built_at and counts of the index."""
+        info = ix.info()
+        m = info["meta"]
+        return json.dumps({
+            "index": name, "schema_version": info["schema_version"],
+            "artifact_version": m.get("artifact_version"), "commit": m.get("git_commit"),
+            "built_at": m.get("built_at"), "source": m.get("source"), "mdfts_version": m.get("mdfts_version"),
+            "documents": int(m.get("documents", 0)), "sections": int(m.get("sections", 0)),
+            "tokens": int(m.get("tokens", 0)), "source_url": m.get("source_url"),
+        }, ensure_ascii=False)
+
+
+def _outline_result(name: str, shown: Outline, clamped: dict[str, Any]) -> CallToolResult:
+    data: dict[str, Any] = {"index": name, "path": shown.path, "title": shown.title,
+                            "headings": [e.to_dict() for e in shown.entries]}
+    if clamped:
+        data["clamped"] = clamped
+    lines = [f"{shown.path} — {shown.title}"]
+    lines += [f"{'  ' * max(e.level - 1, 0)}{e.ref}  lines {e.start_line}-{e.end_line}  ~{e.tokens} tokens"
+              for e in shown.entries]
+    return _result("\n".join(lines) + _clamp_note(clamped), data)
+
+
+_OPEN: dict[int, dict[str, Index]] = {}  # server → the indexes it opened, for close_server
+
+
+def close_server(srv: MCPServer) -> None:
+    """Close the indexes a server opened."""
+    for ix in _OPEN.pop(id(srv), {}).values():
+        ix.close()
+
+
+def serve(paths: Sequence[Path], caps: Caps, http: bool = False, port: int = 8765) -> None:
+    """Run the server: stdio, or streamable HTTP on 127.0.0.1 only (stateless, JSON responses)."""
+    srv = build_server(paths, caps)
+    try:
+        if http:
+            srv.run("streamable-http", host="127.0.0.1", port=port, stateless_http=True, json_response=True)
+        else:
+            srv.run()
+    finally:
+        close_server(srv)

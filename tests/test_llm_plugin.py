@@ -1,0 +1,99 @@
+"""The llm plugin (mdfts.llm_plugin): fragment loaders, the Mdfts toolbox and the template loader,
+driven offline by the llm-echo model; core mdfts never imports llm."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+llm = pytest.importorskip("llm")
+pytest.importorskip("llm_echo")
+
+from mdfts.llm_plugin import Mdfts  # noqa: E402
+
+ROLLBACK = "runbooks/payments.md#rollback-procedure"
+
+
+@pytest.fixture(autouse=True)
+def llm_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "llm-home"
+    home.mkdir()
+    monkeypatch.setenv("LLM_USER_PATH", str(home))
+    return home
+
+
+def _llm(*args: str) -> subprocess.CompletedProcess[str]:
+    exe = Path(sys.executable).with_name("llm")
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, env={**os.environ}, timeout=120)
+
+
+def test_the_plugin_registers_its_three_hooks() -> None:
+    out = _llm("plugins")
+    [mine] = [p for p in json.loads(out.stdout) if p["name"] == "mdfts"]
+    assert sorted(mine["hooks"]) == ["register_fragment_loaders", "register_template_loaders", "register_tools"]
+
+
+def test_search_fragments_one_per_section(sample_db: Path) -> None:
+    frags = llm.get_fragment_loaders()["mdfts"](f"{sample_db}?q=how do I roll back payments&k=2")
+    assert len(frags) == 2 and all(isinstance(f, llm.Fragment) for f in frags)
+    assert frags[0].source == "runbooks/payments.md:83-103"
+    assert str(frags[0]).startswith("payments › Rollback procedure\n\n## Rollback procedure\n")
+
+
+def test_section_and_token_fragments(sample_db: Path) -> None:
+    loader = llm.get_fragment_loaders()["mdfts"]
+    [one] = loader(f"{sample_db}@runbooks/payments.md#Rollback-Procedure")
+    assert one.source == "runbooks/payments.md:83-103"
+    tokens = loader(f"{sample_db}?token=PAYMENTS_DB_URL&k=3")
+    assert tokens and all("PAYMENTS_DB_URL" in str(f) for f in tokens)
+    with pytest.raises(ValueError, match="nearest anchors in runbooks/payments.md: #rollback-procedure"):
+        loader(f"{sample_db}@runbooks/payments.md#rolback")
+    with pytest.raises(ValueError, match=r"give \?q=QUESTION"):
+        loader(str(sample_db))
+
+
+def test_fragment_reaches_the_model_through_the_cli(sample_db: Path) -> None:
+    out = _llm("-m", "echo", "-f", f"mdfts:{sample_db}?q=roll back payments&k=1", "How do I roll back?")
+    assert out.returncode == 0, out.stderr
+    assert "## Rollback procedure" in out.stdout and "How do I roll back?" in out.stdout
+
+
+def test_toolbox_search_then_fetch_with_the_echo_model(sample_db: Path) -> None:
+    model = llm.get_model("echo")
+    calls = [{"name": "Mdfts_search", "arguments": {"query": "payments rollback", "limit": 2}},
+             {"name": "Mdfts_fetch", "arguments": {"ref": ROLLBACK}},
+             {"name": "Mdfts_fetch", "arguments": {"ref": "runbooks/payments.md#rolback"}},
+             {"name": "Mdfts_token", "arguments": {"token": "E1027"}},
+             {"name": "Mdfts_context", "arguments": {"question": "how do I roll back payments?"}}]
+    chain = model.chain(json.dumps({"tool_calls": calls}), tools=[Mdfts(str(sample_db), max_tokens=800)])
+    responses = list(chain.responses())
+    results = {r.name + str(i): r.output for i, r in enumerate(responses[1].prompt.tool_results)}
+    assert results["Mdfts_search0"].splitlines()[0].startswith(f"[141] {ROLLBACK} (runbooks/payments.md:83-103) ")
+    assert results["Mdfts_fetch1"].startswith("runbooks/payments.md:83-103 payments › Rollback procedure\n\n## Rollback")
+    assert results["Mdfts_fetch2"].startswith("Error: no section 'runbooks/payments.md#rolback'; nearest anchors")
+    assert "E1027" in results["Mdfts_token3"]
+    ctx = results["Mdfts_context4"]
+    assert ctx.startswith("<documents ") and (len(ctx.encode()) + 3) // 4 <= 800
+
+
+def test_template_sets_a_system_prompt_and_the_toolbox(sample_db: Path) -> None:
+    template = llm.get_template_loaders()["mdfts"](str(sample_db))
+    assert template.tools == [f"Mdfts({json.dumps(str(sample_db))})"]
+    assert "Mdfts_search first, then Mdfts_fetch" in (template.system or "")
+    out = _llm("-m", "echo", "-t", f"mdfts:{sample_db}", "Which env var sets the payments DB?")
+    assert out.returncode == 0, out.stderr
+    echoed = json.loads(out.stdout)
+    assert "Mdfts_search" in echoed["system"] and echoed["prompt"] == "Which env var sets the payments DB?"
+
+
+def test_core_does_not_import_llm(sample_db: Path) -> None:
+    code = ("import sys, mdfts, mdfts.cli, mdfts.lookup\n"
+            "ix = mdfts.open_index(sys.argv[1]); ix.search('rollback'); ix.context('rollback')\n"
+            "print('llm' in sys.modules, 'mcp' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(sample_db)], capture_output=True, text=True)
+    assert out.stdout == "False False\n", out.stderr

@@ -1,0 +1,239 @@
+"""`mdfts mcp`: every tool through a real in-memory MCP client session, several indexes fused by
+rank, clamped caps, unknown arguments, resources; one stdio subprocess and one HTTP server on
+127.0.0.1, each started and stopped here."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import Client, StdioServerParameters  # noqa: E402
+
+import mdfts  # noqa: E402
+from mdfts.build import build_index  # noqa: E402
+from mdfts.mcp_server import Caps, build_server, close_server  # noqa: E402
+
+from conftest import FIXTURE_DOCS, SAMPLE_DOCS  # noqa: E402
+
+pytestmark = pytest.mark.anyio
+ROLLBACK = "runbooks/payments.md#rollback-procedure"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def two_dbs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("mcp")
+    build_index([SAMPLE_DOCS], root / "ops.db")
+    build_index([FIXTURE_DOCS], root / "fixtures.db")
+    return root / "ops.db", root / "fixtures.db"
+
+
+@pytest.fixture
+async def client(two_dbs: tuple[Path, Path]) -> AsyncIterator[Client]:
+    srv = build_server([two_dbs[0]], Caps(max_tokens=1500, max_results=5))
+    try:
+        async with Client(srv, raise_exceptions=True) as c:
+            yield c
+    finally:
+        close_server(srv)
+
+
+async def _call(c: Client, tool: str, **args: Any) -> tuple[str, dict[str, Any], bool]:
+    r = await c.call_tool(tool, args)
+    text = r.content[0].text  # type: ignore[union-attr]
+    return text, r.structured_content or {}, bool(r.is_error)
+
+
+async def test_tools_are_read_only_closed_world_and_small(client: Client) -> None:
+    tools = (await client.list_tools()).tools
+    assert [t.name for t in tools] == ["search", "fetch", "token", "context", "outline"]
+    for t in tools:
+        assert t.annotations is not None and t.annotations.read_only_hint and t.annotations.open_world_hint is False
+    listing = json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools])
+    assert (len(listing.encode()) + 3) // 4 < 2000  # tool descriptions are context for the agent
+    assert [p for p in tools[0].input_schema["properties"]] == ["query", "limit", "path_prefix", "index"]
+
+
+async def test_search_structured_and_text(client: Client) -> None:
+    text, data, err = await _call(client, "search", query="payments rollback", limit=3)
+    assert not err and len(data["hits"]) == 3
+    top = data["hits"][0]
+    assert (top["ref"], top["start_line"], top["end_line"], top["title"]) == (
+        ROLLBACK, 83, 103, "payments › Rollback procedure")
+    assert "body" not in top and top["tokens"] > 0 and "url" in top
+    assert text.splitlines()[0].startswith(f"[{top['id']}] runbooks/payments.md:83-103 payments › Rollback procedure — ")
+
+
+async def test_search_path_prefix(client: Client) -> None:
+    _, data, _ = await _call(client, "search", query="rollback", path_prefix="sops/")
+    assert data["hits"] and all(h["path"].startswith("sops/") for h in data["hits"])
+
+
+async def test_a_larger_limit_is_clamped_and_says_so(client: Client) -> None:
+    text, data, err = await _call(client, "search", query="payments", limit=999)
+    assert not err and len(data["hits"]) == 5
+    assert data["clamped"] == {"limit": {"asked": 999, "used": 5, "why": "server maximum"}}
+    assert text.endswith("(limit 999 → 5 (server maximum))")
+
+
+async def test_an_unknown_argument_names_the_valid_ones(client: Client) -> None:
+    text, _, err = await _call(client, "search", query="x", collection="docs")
+    assert err and text == "Error: search takes no argument 'collection'; valid arguments: query, limit, path_prefix, index"
+
+
+async def test_fetch_a_section_with_line_numbers_and_its_parent(client: Client) -> None:
+    text, data, err = await _call(client, "fetch", ref="runbooks/payments.md:90", include="parent")
+    assert not err
+    assert [(s["ref"], s["relation"]) for s in data["sections"]] == [
+        ("runbooks/payments.md#payments", "parent"), (ROLLBACK, "self")]
+    assert "\n83: ## Rollback procedure\n" in text and data["truncated"] is False
+
+
+async def test_fetch_is_cut_to_max_tokens_and_says_where(client: Client) -> None:
+    text, data, _ = await _call(client, "fetch", ref=ROLLBACK, max_tokens=100)
+    assert data["truncated"] is True and 83 < data["next_line"] <= 103
+    assert (len(text.encode()) + 3) // 4 < 100 + 40  # the body lines within the budget, plus the notes
+    _, big, _ = await _call(client, "fetch", ref=ROLLBACK, max_tokens=100000)
+    assert big["clamped"]["max_tokens"] == {"asked": 100000, "used": 1500, "why": "server maximum"}
+
+
+async def test_fetch_miss_lists_the_nearest_anchors(client: Client) -> None:
+    text, _, err = await _call(client, "fetch", ref="runbooks/payments.md#rolback")
+    assert err and "nearest anchors in runbooks/payments.md: #rollback-procedure" in text
+
+
+async def test_fetch_a_path_gives_its_outline(client: Client) -> None:
+    text, data, _ = await _call(client, "fetch", ref="runbooks/payments.md")
+    assert data["path"] == "runbooks/payments.md" and ROLLBACK in [h["ref"] for h in data["headings"]]
+    assert f"{ROLLBACK}  lines 83-103" in text
+
+
+async def test_token_and_kind(client: Client) -> None:
+    text, data, _ = await _call(client, "token", token="E1027")
+    assert data["hits"] and all(h["token"] == "E1027" and h["kind"] == "error_code" for h in data["hits"])
+    assert "E1027 (error_code, exact)" in text
+    _, none, _ = await _call(client, "token", token="E1027", kind="env_var")
+    assert none["hits"] == []
+
+
+async def test_context_keeps_the_clamped_budget(client: Client) -> None:
+    text, data, _ = await _call(client, "context", question="how do I roll back payments?", max_tokens=99999)
+    assert data["budget"] == 1500 and data["used"] <= 1500
+    block = text[: text.index("</documents>\n") + len("</documents>\n")]
+    assert (len(block.encode()) + 3) // 4 == data["used"]
+    assert data["sources"][0]["role"] in ("match", "parent", "previous", "next")
+    assert ROLLBACK in [s["ref"] for s in data["sources"]]
+
+
+async def test_outline_lists_documents_then_headings(client: Client) -> None:
+    _, docs, _ = await _call(client, "outline")
+    assert "runbooks/payments.md" in [d["path"] for d in docs["documents"]]
+    _, under, _ = await _call(client, "outline", path="runbooks/")
+    assert under["documents"] and all(d["path"].startswith("runbooks/") for d in under["documents"])
+    _, heads, _ = await _call(client, "outline", path="runbooks/payments.md")
+    assert heads["headings"][0]["ref"] == "runbooks/payments.md#payments"
+
+
+async def test_resources_and_instructions(client: Client, two_dbs: tuple[Path, Path]) -> None:
+    assert [str(r.uri) for r in (await client.list_resources()).resources] == ["mdfts://ops/manifest"]
+    templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
+    assert templates == ["mdfts://{index}/section/{id}", "mdfts://{index}/doc/{+path}"]
+    manifest = json.loads((await client.read_resource("mdfts://ops/manifest")).contents[0].text)  # type: ignore[union-attr]
+    with mdfts.open_index(two_dbs[0]) as ix:
+        assert manifest["sections"] == int(ix.meta["sections"]) and manifest["schema_version"] == 1
+        assert manifest["commit"] == ix.meta.get("git_commit")
+        rid = ix.show(ROLLBACK).id  # type: ignore[union-attr]
+    section = (await client.read_resource(f"mdfts://ops/section/{rid}")).contents[0]
+    assert section.text.startswith("## Rollback procedure\n") and section.mime_type == "text/markdown"  # type: ignore[union-attr]
+    doc = (await client.read_resource("mdfts://ops/doc/runbooks/payments.md")).contents[0].text  # type: ignore[union-attr]
+    assert doc.startswith("# payments\n") and "## Rollback procedure" in doc
+    instructions = client.instructions or ""
+    assert "index 'ops': 23 documents, 184 sections" in instructions and "then fetch" in instructions
+    assert "backticks" in instructions and "Cite path:lines" in instructions
+
+
+async def test_several_indexes_fused_each_hit_names_its_index(two_dbs: tuple[Path, Path]) -> None:
+    srv = build_server(list(two_dbs))
+    try:
+        async with Client(srv, raise_exceptions=True) as c:
+            text, data, _ = await _call(c, "search", query="payments rollback", limit=6)
+            assert {h["index"] for h in data["hits"]} == {"ops", "fixtures"}
+            scores = [h["score"] for h in data["hits"]]
+            assert scores == sorted(scores, reverse=True) and scores[0] == pytest.approx(1 / 61, abs=1e-6)
+            assert text.startswith("[ops:") or text.startswith("[fixtures:")
+            _, one, _ = await _call(c, "search", query="payments rollback", index="fixtures")
+            assert one["hits"] and {h["index"] for h in one["hits"]} == {"fixtures"}
+            err_text, _, err = await _call(c, "search", query="x", index="nope")
+            assert err and "no index 'nope'; indexes: ops, fixtures" in err_text
+            # a path only one index has needs no index argument; one both have does
+            _, f, _ = await _call(c, "fetch", ref="services/payments.md#rollback-procedure")
+            assert f["index"] == "fixtures"
+    finally:
+        close_server(srv)
+
+
+def test_rrf_is_plain_reciprocal_rank(two_dbs: tuple[Path, Path]) -> None:
+    with mdfts.open_index(two_dbs[0]) as a, mdfts.open_index(two_dbs[1]) as b:
+        lists = {"ops": a.search("rollback", limit=3), "fixtures": b.search("rollback", limit=3)}
+    merged = mdfts.rrf_merge(lists, 6)
+    assert [round(h.score or 0, 6) for h in merged[:2]] == [round(1 / 61, 6)] * 2
+    assert [h.rank for h in merged] == list(range(1, len(merged) + 1))
+    assert {(h.index, h.id) for h in merged} == {(n, h.id) for n, hs in lists.items() for h in hs}
+
+
+async def test_stdio_subprocess(two_dbs: tuple[Path, Path]) -> None:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "mdfts", "mcp", str(two_dbs[0])],
+                                   env={**os.environ})
+    async with Client(params) as c:
+        text, data, err = await _call(c, "search", query="payments rollback", limit=1)
+    assert not err and data["hits"][0]["ref"] == ROLLBACK
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_http_on_loopback(two_dbs: tuple[Path, Path]) -> None:
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "mdfts", "mcp", str(two_dbs[0]), "--http", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
+                time.sleep(0.1)
+        async with Client(f"http://127.0.0.1:{port}/mcp") as c:
+            text, data, err = await _call(c, "fetch", ref=ROLLBACK, line_numbers=False)
+        assert not err and "\n## Rollback procedure\n" in text and data["sections"][0]["ref"] == ROLLBACK
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_cli_without_mcp_says_what_to_install(two_dbs: tuple[Path, Path]) -> None:
+    code = ("import sys; sys.modules['mcp'] = None\n"
+            "from mdfts.cli import cli\ncli(['mcp', sys.argv[1]])")
+    result = subprocess.run([sys.executable, "-c", code, str(two_dbs[0])], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stderr == "Error: the MCP server needs the mcp package: pip install 'mdfts[mcp]'\n"
