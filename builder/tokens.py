@@ -11,6 +11,8 @@ from mdfts.artifact import KINDS, SOURCES, TokenKind, TokenSource
 
 __all__ = ["KINDS", "SOURCES", "ExactToken", "extract_tokens", "normalize"]
 
+_RANK = {s: i for i, s in enumerate(SOURCES)}
+
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 # The same two character sets appear in queries/search.sql and queries/token.sql: keep them equal.
 LEAD_PUNCT = "\"'`([{<"
@@ -36,8 +38,12 @@ class ExactToken:
         return normalize(self.token)
 
 
-# Stage 1: cheap candidates, whitespace-delimited chunks without brackets or quotes.
-_CHUNK = re.compile(r"[^\s`'\"<>()\[\]{},;|*]+")
+# Stage 1: cheap candidates, whitespace-delimited chunks without brackets or quotes. Most
+# chunks are plain words ("payments,", "Rollback") that no kind fits: the lookahead drops those
+# inside the regex engine (four in five chunks of prose), and _scan() skips the same ones as
+# before, so the tokens are unchanged.
+_SEP = r"\s`'\"<>()\[\]{},;|*"
+_CHUNK = re.compile(rf"(?<![^{_SEP}])(?![A-Z]?[a-z]+[.,:;!?]*(?:[{_SEP}]|\Z))[^{_SEP}]+")
 # Stage 2: words inside a chunk, and the tests that classify them.
 _WORD = re.compile(r"[A-Za-z0-9_$][\w.$-]*")
 # Any scheme (postgres://, redis://, s3://): DSNs in ENV examples are URLs too.
@@ -91,29 +97,33 @@ def _classify_word(word: str, in_code: bool) -> TokenKind | None:
     return None
 
 
-def _scan(text: str, source: TokenSource, out: list[ExactToken]) -> None:
+_Found = tuple[str, TokenKind, TokenSource]
+
+
+def _scan(text: str, source: TokenSource, out: list[_Found]) -> None:
+    """Append (token, kind, source) for each exact token in `text`."""
     in_code = source != "text"
     for chunk in _CHUNK.findall(text):
         if len(chunk) < 2:
             continue
         word = chunk.rstrip(".,:;!?")
         if word.isalpha() and (word.islower() or word.istitle()):
-            continue  # a plain word ("payments,", "Rollback"): no kind fits, and most chunks are one
+            continue  # a plain word _CHUNK let through (non-ASCII letters): no kind fits
         if "://" in chunk:
             m = _URL.search(chunk)
             if m:
                 if m.start() > 0:  # NAME=postgres://...: the name counts too
                     _scan(chunk[: m.start()].replace("=", " "), source, out)
                 url = _strip(m.group())
-                out.append(ExactToken(url, "url", source))
+                out.append((url, "url", source))
                 host = url.split("://", 1)[1].split("/", 1)[0].split("@")[-1].split(":")[0]
                 if "." in host:
-                    out.append(ExactToken(host, "host", source))
+                    out.append((host, "host", source))
             continue
         if chunk.startswith("--"):
             m = _FLAG.match(chunk)
             if m:
-                out.append(ExactToken(m.group().rstrip("-_"), "cli_flag", source))
+                out.append((m.group().rstrip("-_"), "cli_flag", source))
                 rest = chunk[m.end():]
                 if rest.startswith("="):
                     _scan(rest[1:], source, out)
@@ -125,7 +135,7 @@ def _scan(text: str, source: TokenSource, out: list[ExactToken]) -> None:
                 or word.startswith(("/", "./", "../", "~/"))
                 or word.rsplit(".", 1)[-1].lower() in _FILE_EXT
             ):
-                out.append(ExactToken(word, "file_path", source))
+                out.append((word, "file_path", source))
                 continue
         for m in _WORD.finditer(chunk):
             word = _strip(m.group())
@@ -133,7 +143,7 @@ def _scan(text: str, source: TokenSource, out: list[ExactToken]) -> None:
                 continue
             kind = _classify_word(word, in_code)
             if kind:
-                out.append(ExactToken(word, kind, source))
+                out.append((word, kind, source))
 
 
 def extract_tokens(pieces: Iterable[tuple[str, str]]) -> list[ExactToken]:
@@ -142,21 +152,25 @@ def extract_tokens(pieces: Iterable[tuple[str, str]]) -> list[ExactToken]:
 
     The result is de-duplicated on (token, kind), keeping the strongest source, and sorted.
     """
-    found: list[ExactToken] = []
+    found: list[_Found] = []
+    # Pieces of one source are scanned as one text: a chunk never spans a line break, so the
+    # tokens are the same, for one _scan() call per source instead of one per paragraph.
+    joined: dict[str, list[str]] = {}
     for source, text in pieces:
         if source.startswith("code"):  # a code span: "code", or "code:definition"
             where = cast(TokenSource, source.partition(":")[2] or "code")
             span = text.strip()
             before = len(found)
             _scan(span, where, found)
-            if 2 <= len(span) <= 64 and not any(t.token == span for t in found[before:]):
-                found.append(ExactToken(span, "code", where))
+            if 2 <= len(span) <= 64 and not any(t[0] == span for t in found[before:]):
+                found.append((span, "code", where))
         else:
-            _scan(text, cast(TokenSource, source), found)
-    rank = {s: i for i, s in enumerate(SOURCES)}
-    best: dict[tuple[str, str], ExactToken] = {}
-    for tok in found:
-        key = (tok.token, tok.kind)
-        if key not in best or rank[tok.source] < rank[best[key].source]:
-            best[key] = tok
-    return [best[k] for k in sorted(best)]
+            joined.setdefault(source, []).append(text)
+    for source, texts in joined.items():
+        _scan("\n".join(texts), cast(TokenSource, source), found)
+    best: dict[tuple[str, TokenKind], TokenSource] = {}
+    for token, kind, where in found:
+        seen = best.get((token, kind))
+        if seen is None or _RANK[where] < _RANK[seen]:
+            best[(token, kind)] = where
+    return [ExactToken(token, kind, best[token, kind]) for token, kind in sorted(best)]

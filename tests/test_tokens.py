@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
+import re
 
-from mdfts.tokens import KINDS, SOURCES, ExactToken, extract_tokens, normalize
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from mdfts.tokens import _CHUNK, KINDS, SOURCES, ExactToken, extract_tokens, normalize
 
 
 def _found(source: str, text: str) -> list[tuple[str, str]]:
@@ -136,3 +139,30 @@ def test_sections_of_a_document_get_their_tokens() -> None:
         ("API_KEY", "env_var", "fence"),
         ("make deploy", "code", "code"),
     ]
+
+
+# The plain whitespace-and-bracket chunker that _CHUNK's lookahead refines, and the plain-word
+# rule _scan() applies: the fast chunker may only drop chunks that rule would skip anyway.
+_PLAIN_CHUNK = re.compile(r"[^\s`'\"<>()\[\]{},;|*]+")
+
+
+def _plain_word(chunk: str) -> bool:
+    word = chunk.rstrip(".,:;!?")
+    return len(chunk) < 2 or (word.isalpha() and (word.islower() or word.istitle()))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(list("aZé_-./:,;!?`'\"()[] \n\t09") + ["Rollback", "payments", "ÉTAT", "x"]),
+                max_size=30).map("".join))
+def test_chunker_drops_only_plain_words(text: str) -> None:
+    kept = _CHUNK.findall(text)
+    every = _PLAIN_CHUNK.findall(text)
+    assert [c for c in every if not _plain_word(c)] == [c for c in kept if not _plain_word(c)]
+    assert set(kept) <= set(every)
+
+
+def test_paragraphs_scanned_together_give_the_same_tokens() -> None:
+    paragraphs = ["Set PAYMENTS_DB_URL first.", "Then run --dry-run", "see /var/log/app.log", "E1027"]
+    one_by_one = {t for p in paragraphs for t in extract_tokens([("text", p)])}
+    assert set(extract_tokens([("text", p) for p in paragraphs])) == one_by_one
+    assert len(one_by_one) == 4
