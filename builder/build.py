@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from mdfts.artifact import check_source_url
 from mdfts.discover import DEFAULT_INCLUDE, SourceFile, discover, read_source
@@ -15,7 +18,8 @@ from mdfts.index import open_index
 from mdfts.provenance import artifact_version as _artifact_version, read_provenance
 from mdfts.queries import package_queries
 from mdfts.sections import split_sections
-from mdfts.write import IndexWriter, WriteStats, add_time
+from mdfts.workers import default_workers, ordered_map
+from mdfts.write import DocumentRows, IndexWriter, WriteStats, add_time, prepare_rows
 
 ON_ERROR = ("fail", "skip")
 
@@ -44,6 +48,7 @@ def build_index(
     previous: Path | None = None,
     timings: dict[str, float] | None = None,
     allow_empty: bool = False,
+    workers: int | None = None,
 ) -> BuildResult:
     """Build the index file `out` from the markdown under `roots`; the old file survives a failure.
 
@@ -59,6 +64,9 @@ def build_index(
     :param allow_empty: build an index of no documents when no file matches, instead of failing.
     :param timings: when given, CPU seconds per stage are added to it (discover, read, sections, write,
         then IndexWriter.finish's steps); `make bench` reads them. Off, it costs nothing.
+    :param workers: processes that read and parse files while this one writes rows; None picks
+        one per core (see mdfts.workers.default_workers), 1 runs everything here. The index is
+        byte-identical whatever the number. A build that reuses `previous` runs in one process.
     """
     if on_error not in ON_ERROR:
         raise MdftsError(f"--on-error must be one of {', '.join(ON_ERROR)}")
@@ -90,7 +98,10 @@ def build_index(
     skipped: list[str] = []
     reusable = _reusable(previous, meta["mdfts_version"], warn) if previous is not None else None
     try:
-        return _write(files, out, meta, last_commits, on_error, skipped, warn, progress, reusable, timings)
+        if workers is None:
+            workers = 1 if reusable is not None else default_workers(len(files))
+        return _write(files, out, meta, last_commits, on_error, skipped, warn, progress, reusable, timings,
+                      workers)
     except sqlite3.Error as err:
         raise MdftsError(f"{out}: cannot write the index: {err}") from None
     except OSError as err:
@@ -124,6 +135,28 @@ def _reusable(previous: Path, version: str, warn: Callable[[str], None] | None) 
     return None
 
 
+# A file a worker could not read or parse: (path, line, what), to raise or skip in the parent
+# (a SourceError does not survive pickling: its __init__ takes three arguments).
+_Failed = tuple[str, "int | None", str]
+# A file's rows (or why there are none), and the CPU seconds spent reading, splitting and
+# preparing rows: a worker's clock, which build_index(timings=...) adds up.
+_Parsed = tuple["DocumentRows | _Failed", float, float, float]
+
+
+def _read_and_split(f: SourceFile) -> _Parsed:
+    """One file read, split into sections and turned into rows (in a worker process, or not)."""
+    started = time.process_time()
+    try:
+        src = read_source(f)
+        read = time.process_time()
+        doc = split_sections(src.path, src.text, src.sha256, src.size)
+    except SourceError as err:
+        return (err.path, err.line, err.what), 0.0, 0.0, 0.0
+    split = time.process_time()
+    rows = prepare_rows(doc)
+    return rows, read - started, split - read, time.process_time() - split
+
+
 def _write(
     files: Sequence[SourceFile],
     out: Path,
@@ -135,37 +168,68 @@ def _write(
     progress: Callable[[int, int, str], None] | None,
     previous: Path | None,
     timings: dict[str, float] | None,
+    workers: int,
 ) -> BuildResult:
     with IndexWriter(out, timings=timings) as writer:
         if previous is not None:
             writer.attach_previous(previous)
-        for n, f in enumerate(files, 1):
-            started = add_time(timings, "", 0.0)
-            try:
-                src = read_source(f)
-                started = add_time(timings, "read", started)
-                if writer.reuse(src.path, src.sha256):
-                    add_time(timings, "reuse", started)
-                    if progress:
-                        progress(n, len(files), f.path)
+            parsed: Generator[_Parsed | None, None, None] = (_reuse_or_split(writer, f, timings) for f in files)
+        else:
+            parsed = ordered_map(_read_and_split, files, workers)
+        # Closed on the way out, error or not: that stops the workers at once.
+        with contextlib.closing(parsed):
+            # Not zip(files, parsed): zip stops at the end of `files` and leaves `parsed` open.
+            for n, item in enumerate(parsed, 1):
+                path = files[n - 1].path
+                if item is not None and not _add(writer, item, timings):
+                    error = SourceError(*cast(_Failed, item[0]))
+                    if on_error == "fail":
+                        raise error
+                    skipped.append(path)
+                    if warn:
+                        warn(f"{error}; skipped")
                     continue
-                doc = split_sections(src.path, src.text, src.sha256, src.size)
-                started = add_time(timings, "sections", started)
-            except SourceError as err:
-                if on_error == "fail":
-                    raise
-                skipped.append(f.path)
-                if warn:
-                    warn(f"{err}; skipped")
-                continue
-            writer.add(doc)
-            add_time(timings, "write", started)
-            if progress:
-                progress(n, len(files), f.path)
+                if progress:
+                    progress(n, len(files), path)
         meta["skipped"] = str(len(skipped))
         writer.set_last_commits(last_commits)
         stats = writer.finish(meta, [q.row() for q in package_queries()])
     return BuildResult(out, stats, len(files), skipped, writer.reused)
+
+
+def _add(writer: IndexWriter, item: _Parsed, timings: dict[str, float] | None) -> bool:
+    """Write a parsed file's rows; False when the file failed instead."""
+    rows, read_s, split_s, prepare_s = item
+    if timings is not None:
+        for stage, seconds in (("read", read_s), ("sections", split_s), ("write", prepare_s)):
+            timings[stage] = timings.get(stage, 0.0) + seconds
+    if len(rows) == 3:  # _Failed
+        return False
+    started = add_time(timings, "", 0.0)
+    writer.add_rows(rows)
+    add_time(timings, "write", started)
+    return True
+
+
+def _reuse_or_split(writer: IndexWriter, f: SourceFile, timings: dict[str, float] | None) -> _Parsed | None:
+    """None when the previous index holds the file unchanged (its rows are copied), else its rows."""
+    started = add_time(timings, "", 0.0)
+    try:
+        src = read_source(f)
+    except SourceError as err:
+        return (err.path, err.line, err.what), 0.0, 0.0, 0.0
+    started = add_time(timings, "read", started)
+    if writer.reuse(src.path, src.sha256):
+        add_time(timings, "reuse", started)
+        return None
+    try:
+        doc = split_sections(src.path, src.text, src.sha256, src.size)
+    except SourceError as err:
+        return (err.path, err.line, err.what), 0.0, 0.0, 0.0
+    started = add_time(timings, "sections", started)
+    rows = prepare_rows(doc)
+    add_time(timings, "write", started)
+    return rows, 0.0, 0.0, 0.0
 
 
 def _version() -> str:
