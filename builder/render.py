@@ -12,10 +12,11 @@ from html import escape
 from mdfts.parse import plain_inline, render_html
 
 # A section page renders at most this much of a section's markdown; lists (search results,
-# table rows) a preview. markdown-it's inline parser is quadratic on some runs (`![` x 32k:
-# 0.13 s at 32 KB, 0.53 s at 64 KB), so the caps bound the time as well as the size.
-PAGE_CHARS = 40_000
-PREVIEW_CHARS = 5_000
+# table rows, 20 a page) a preview. markdown-it's inline parser is quadratic on some runs
+# (unclosed `![`: 0.1 s at 5 KB, 1.0 s at 40 KB on a loaded 2-core machine), so the caps bound
+# the time as well as the size: about 0.25 s a section page, 0.02 s a preview.
+PAGE_CHARS = 20_000
+PREVIEW_CHARS = 2_000
 # A pipe table renders one <td> per column for every row, however short the row: 36 KB of
 # `|a|a|...` headers over rows of `x` is 1.8 million cells (13 MB of HTML). Past this many
 # cells a section's tables are shown as their source text instead.
@@ -70,6 +71,7 @@ def render_section(body: str, limit: int = PAGE_CHARS) -> str:
 # --- snippets -----------------------------------------------------------------------------
 
 SNIPPET_WORDS = 32
+SNIPPET_WORD_CHARS = 60  # a longer "word" (a URL, 100 KB of `![`) is cut
 # A snippet is looked for in this much of the section's text (hits further in are rare and
 # the CLI's snippet, from FTS5, covers them).
 SNIPPET_SCAN_CHARS = 100_000
@@ -160,7 +162,8 @@ def snippet_html(body: str, q: str, words: int = SNIPPET_WORDS) -> str:
         if best_score:
             best = max(0, min(best, len(tokens) - words))
     window = range(best, min(best + words, len(tokens)))
-    parts = [_marked(tokens[i]) if marks[i] else escape(tokens[i]) for i in window]
+    words_shown = [t if len(t) <= SNIPPET_WORD_CHARS else t[:SNIPPET_WORD_CHARS] + "…" for t in tokens]
+    parts = [_marked(words_shown[i]) if marks[i] else escape(words_shown[i]) for i in window]
     html = " ".join(parts)
     if best > 0:
         html = "… " + html

@@ -115,3 +115,8 @@ def test_snippet_of_a_huge_section_is_bounded() -> None:
     body = "# H\n\n" + "needle " * 300_000
     out = snippet_html(body, "needle")
     assert out.count("<mark>needle</mark>") == 32 and out.endswith(" …")
+
+
+def test_snippet_cuts_long_words() -> None:
+    out = snippet_html("# H\n\nneedle " + "![" * 20_000 + " end\n", "needle")
+    assert out == "<mark>needle</mark> " + "![" * 30 + "… end"
