@@ -102,38 +102,35 @@ def test_markdown_is_rendered_off_the_event_loop(hostile_db: Path, monkeypatch: 
     assert len(threads) >= 3 and loop_thread not in threads
 
 
-def test_table_pages_suggest_no_facets(server: tuple[str, Any]) -> None:
+def test_table_pages_suggest_no_facets(datasette_client: Any, hostile_db: Path) -> None:
     # Today every table page also runs a query per column to suggest facets.
-    base, _ = server
+    ds = datasette_client(hostile_db)
     for table in ("sections", "tokens", "documents"):
-        status, body = get(f"{base}/hostile/{table}.json?_size=1")
-        assert status == 200
-        assert json.loads(body)["suggested_facets"] == [], table
+        assert ds.get_json(f"/hostile/{table}.json?_size=1")["suggested_facets"] == [], table
 
 
-def test_no_csv_streaming_unless_downloads_are_allowed(server: tuple[str, Any], hostile_db: Path) -> None:
+def test_no_csv_streaming_unless_downloads_are_allowed(datasette_client: Any, hostile_db: Path) -> None:
     # Today `?_stream=on` streams every row of any table although the file cannot be downloaded.
-    base, _ = server
-    status, body = get(f"{base}/hostile/sections.csv?_stream=on")
-    assert status == 400 and b"CSV streaming is disabled" in body
-    assert get(f"{base}/hostile/sections.csv?_col=heading")[0] == 200  # one page as CSV still works
-    with mdfts_serve(hostile_db, "--allow-download") as (open_base, _):
-        status, body = get(f"{open_base}/hostile/sections.csv?_stream=on&_col=heading")
-        assert status == 200 and body.decode().splitlines()[1:] == ["1,Bomb", "2,Links", "3,Plain"]
+    status, body = datasette_client(hostile_db).get("/hostile/sections.csv?_stream=on")
+    assert status == 400 and "CSV streaming is disabled" in body
+    assert datasette_client(hostile_db).get("/hostile/sections.csv?_col=heading")[0] == 200  # one page still
+    status, body = datasette_client(hostile_db, allow_download=True).get(
+        "/hostile/sections.csv?_stream=on&_col=heading")
+    assert status == 200 and body.splitlines()[1:] == ["1,Bomb", "2,Links", "3,Plain"]
 
 
-def test_allow_sql_cannot_build_huge_values(hostile_db: Path) -> None:
+def test_allow_sql_cannot_build_huge_values(datasette_client: Any, hostile_db: Path) -> None:
     # Today this runs 5 s (past the 1 s limit: it is one function call) and takes 0.9 GB.
-    with mdfts_serve(hostile_db, "--allow-sql") as (base, _):
-        for sql in ("select length(randomblob(900000000))", "select zeroblob(900000000)",
-                    "with recursive n(i, s) as (select 1, 'x' union all select i + 1, s || s from n "
-                    "where i < 40) select length(max(s)) from n"):
-            status, body = get(f"{base}/hostile.json?" + urllib.parse.urlencode({"sql": sql}))
-            assert status == 400, sql
-            assert json.loads(body)["error"] == "string or blob too big", sql
-        # Everything stored stays readable, the longest section too.
-        status, body = get(f"{base}/hostile.json?_shape=array&sql=select+max(length(body))+as+n+from+sections")
-        assert (status, json.loads(body)) == (200, [{"n": len(HOSTILE_DOCS["links.md"]) - 1}])
+    ds = datasette_client(hostile_db, allow_sql=True)
+    for sql in ("select length(randomblob(900000000))", "select zeroblob(900000000)",
+                "with recursive n(i, s) as (select 1, 'x' union all select i + 1, s || s from n "
+                "where i < 40) select length(max(s)) from n"):
+        status, body = ds.get("/hostile.json?" + urllib.parse.urlencode({"sql": sql}))
+        assert status == 400, sql
+        assert json.loads(body)["error"] == "string or blob too big", sql
+    # Everything stored stays readable, the longest section too.
+    rows = ds.get_json("/hostile.json?_shape=array&sql=select+max(length(body))+as+n+from+sections")
+    assert rows == [{"n": len(HOSTILE_DOCS["links.md"]) - 1}]
 
 
 def test_allow_sql_is_stopped_at_the_time_limit(hostile_db: Path) -> None:
