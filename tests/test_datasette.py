@@ -162,6 +162,17 @@ def test_sections_have_default_facets(site: InProcessDatasette) -> None:
 
 
 @pytest.mark.parametrize(
+    "query",
+    ["_search=rollback&_facet=path", "_facet=level&_facet_array=env_vars", "_facet=path&_facet=title"],
+)
+def test_a_default_facet_asked_for_is_computed_once(datasette_client: Any, index_db: Path, query: str) -> None:
+    # Today Datasette answers the documented ?_search=...&_facet=path with path and path_2.
+    facets = datasette_client(index_db).get_json(f"/{DB_NAME}/sections.json?_size=0&{query}")["facet_results"]
+    expected = ["path", "level", "env_vars", "cli_flags", "error_codes"]
+    assert list(facets) == (expected[:2] + ["title"] + expected[2:] if "title" in query else expected)
+
+
+@pytest.mark.parametrize(
     "path",
     [f"/{DB_NAME}.json?sql=select+1", f"/{DB_NAME}?sql=select+1", f"/{DB_NAME}.db"],
     ids=["sql-json", "sql-html", "download"],

@@ -14,6 +14,7 @@ import asyncio
 import importlib.resources
 import json
 import sqlite3
+import urllib.parse
 from collections.abc import Awaitable, Callable
 from typing import Any
 from weakref import WeakKeyDictionary
@@ -89,6 +90,46 @@ def get_metadata(datasette: Any, key: str, database: str | None, table: str | No
 def canned_queries(datasette: Any, database: str, actor: Any) -> dict[str, Any] | None:
     facts = _facts(datasette, database)
     return stored_queries(facts) if facts else None
+
+
+def _default_facets(datasette: Any, database: str, table: str) -> set[tuple[str, str]]:
+    """A table's default facets (metadata.json's, else the plugin's) as (query parameter,
+    column): ("_facet", "path"), ("_facet_array", "env_vars")."""
+    out = set()
+    for facet in datasette.table_metadata(database, table).get("facets", ()):
+        kind, column = next(iter(facet.items())) if isinstance(facet, dict) else ("", facet)
+        out.add((f"_facet_{kind}" if kind else "_facet", str(column)))
+    return out
+
+
+@hookimpl
+def asgi_wrapper(datasette: Any) -> Callable[[Any], Any]:
+    # Datasette computes a facet twice when it is a default and also asked for (?_facet=path,
+    # the documented URL): drop the request's copy before Datasette sees it, JSON included.
+    def wrap(app: Any) -> Any:
+        async def dedupe(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            if scope.get("type") == "http" and b"_facet" in scope.get("query_string", b""):
+                scope = _without_default_facets(datasette, scope)
+            await app(scope, receive, send)
+
+        return dedupe
+
+    return wrap
+
+
+def _without_default_facets(datasette: Any, scope: dict[str, Any]) -> dict[str, Any]:
+    parts = scope.get("path", "").strip("/").split("/")
+    if len(parts) != 2:
+        return scope
+    database, table = parts[0], parts[1].rsplit(".", 1)[0] if parts[1].endswith((".json", ".csv")) else parts[1]
+    defaults = _default_facets(datasette, database, table) if _facts(datasette, database) else set()
+    if not defaults:
+        return scope
+    pairs = urllib.parse.parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
+    kept = [(k, v) for k, v in pairs if (k, v) not in defaults]
+    if len(kept) == len(pairs):
+        return scope
+    return {**scope, "query_string": urllib.parse.urlencode(kept).encode("latin-1")}
 
 
 @hookimpl
