@@ -6,15 +6,24 @@ SHARED ?= ../shared
 
 .PHONY: setup sample test quick lint cli-docs bench eval stress clean
 
-$(BIN)/mdfts: pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# `make sample` needs the package alone: a plain install of it (an editable one of this
+# layout makes setuptools print a boxed warning), unless an editable install is there.
+$(BIN)/mdfts: pyproject.toml $(wildcard builder/*.py builder/*.sql queries/*.sql) | $(BIN)/python
+	@if [ -f $(VENV)/.dev ] || ls $(VENV)/lib/python*/site-packages/__editable__*mdfts* >/dev/null 2>&1; \
+	then touch $@; else $(BIN)/python -m pip install --quiet . && touch $@; fi
+
+# Everything else: editable, with the test, Datasette, bench and agent extras.
+$(VENV)/.dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test,datasette,bench,mcp,llm]'
-	@touch $@
+	@touch $@ $(BIN)/mdfts
 
-setup: $(BIN)/mdfts
+setup: $(VENV)/.dev
 
-sample: setup  ## build the bundled sample docs, show the index, run one search
+sample: $(BIN)/mdfts  ## build the bundled sample docs, show the index, run one search
 	$(BIN)/mdfts build sample/docs -o dist/sample-docs.db
 	$(BIN)/mdfts info dist/sample-docs.db
 	$(BIN)/mdfts search dist/sample-docs.db "payments rollback PAYMENTS_DB_URL" -k 3
