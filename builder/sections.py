@@ -119,7 +119,7 @@ def _check_yaml_shape(path: str, content: str) -> None:
             elif isinstance(ev, yaml.AliasEvent):
                 if ev.anchor not in anchors and any(f[0] == ev.anchor for f in stack):
                     raise SourceError(path, line, "front matter has a YAML alias inside its own anchor")
-                weight = anchors.get(ev.anchor, 0)  # an undefined alias is the loader's error
+                weight = anchors.get(ev.anchor or "", 0)  # an undefined alias is the loader's error
             else:
                 continue
             stack[-1][1] += weight
