@@ -11,10 +11,11 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # `make sample` needs the package alone: a plain install of it (an editable one of this
-# layout makes setuptools print a boxed warning), unless an editable install is there.
-$(BIN)/mdfts: pyproject.toml $(wildcard builder/*.py builder/*.sql queries/*.sql) | $(BIN)/python
+# layout makes setuptools print a boxed warning), unless an editable install is there. The
+# build runs in the tree: build/lib goes first, or a module deleted since would ship again.
+$(BIN)/mdfts: pyproject.toml $(shell find builder queries -type f -not -path "*/__pycache__/*") | $(BIN)/python
 	@if [ -f $(VENV)/.dev ] || ls $(VENV)/lib/python*/site-packages/__editable__*mdfts* >/dev/null 2>&1; \
-	then touch $@; else $(BIN)/python -m pip install --quiet . && touch $@; fi
+	then touch $@; else rm -rf build/lib && $(BIN)/python -m pip install --quiet . && touch $@; fi
 
 # Everything else: editable, with the test, Datasette, bench and agent extras.
 $(VENV)/.dev: pyproject.toml | $(BIN)/python
