@@ -21,6 +21,9 @@ from mdfts.queries import clean_text, package_queries, run_query
 from mdfts.sections import split_lines, split_sections
 from mdfts.tokens import extract_tokens, normalize
 
+# Hundreds of examples per property: seconds in all, so `make quick` leaves the file out.
+pytestmark = pytest.mark.slow
+
 EXAMPLES = int(os.environ.get("MDFTS_FUZZ_EXAMPLES", "200"))
 fuzz = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
