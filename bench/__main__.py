@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from bench import alert_queries, check_corpus, incremental, speed, stress
+from bench import alert_queries, check_corpus, incremental, pages, speed, stress
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -14,6 +14,7 @@ def cli() -> None:
 
 cli.add_command(speed.main, "speed")
 cli.add_command(stress.main, "stress")
+cli.add_command(pages.main, "pages")
 cli.add_command(incremental.main, "incremental")
 cli.add_command(check_corpus.main, "check-corpus")
 cli.add_command(alert_queries.main, "alert-queries")

@@ -191,7 +191,7 @@ def _table_settings(facts: IndexFacts) -> dict[str, dict[str, Any]]:
             "fts_pk": "id",
             "facets": ["path", "level", *({"array": c} for c in arrays)],
             "label_column": "heading",
-            "size": 20,  # rows rendered per page: each body is markdown drawn on the server
+            "size": 10,  # rows rendered per page: each body is markdown drawn on the server
         }
     if "documents" in facts.table_sql:
         tables["documents"] = {"label_column": "path"}

@@ -12,7 +12,7 @@ from html import escape
 from mdfts.parse import plain_inline, render_html
 
 # A section page renders at most this much of a section's markdown; lists (search results,
-# table rows, 20 a page) a preview. markdown-it's inline parser is quadratic on some runs
+# table rows, 10 a page) a preview. markdown-it's inline parser is quadratic on some runs
 # (unclosed `![`: 0.1 s at 5 KB, 1.0 s at 40 KB on a loaded 2-core machine), so the caps bound
 # the time as well as the size: about 0.25 s a section page, 0.02 s a preview.
 PAGE_CHARS = 20_000

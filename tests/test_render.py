@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from mdfts.parse import render_html
@@ -120,3 +122,22 @@ def test_snippet_of_a_huge_section_is_bounded() -> None:
 def test_snippet_cuts_long_words() -> None:
     out = snippet_html("# H\n\nneedle " + "![" * 20_000 + " end\n", "needle")
     assert out == "<mark>needle</mark> " + "![" * 30 + "… end"
+
+
+def test_linkless_inline_parsing_changes_no_output() -> None:
+    # render_html() skips markdown-it's link and image rules where none can close; on every
+    # fixture and sample doc (and on links of each kind) the HTML is what the full rules give.
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.front_matter import front_matter_plugin
+
+    from mdfts.parse import _safe_link
+
+    full = MarkdownIt("commonmark", {"html": False}).use(front_matter_plugin).enable("table")
+    full.validateLink = _safe_link  # type: ignore[method-assign]
+    repo = Path(__file__).resolve().parent.parent
+    texts = [p.read_text(encoding="utf-8", errors="replace")
+             for p in sorted([*repo.glob("sample/docs/**/*.md"), *repo.glob("tests/fixtures/**/*.md")])]
+    texts += ["[a] [b](c) ![d](e) [f][g] [h]\n\n[g]: /g\n[h]: /h", "x [y] z", "a ](b) [c", "[a](b", "![a]"]
+    assert len(texts) > 30
+    for text in texts:
+        assert render_html(text) == full.render(text)
