@@ -18,9 +18,9 @@ from typing import Any, Literal, get_args
 
 from mdfts.errors import IndexVersionError, MdftsError
 
-SCHEMA_VERSION = 1  # PRAGMA user_version; mdfts_meta.schema_version
+SCHEMA_VERSION = 2  # PRAGMA user_version; mdfts_meta.schema_version
 APPLICATION_ID = 0x6D646674  # "mdft"
-TOKENIZER = "unicode61 remove_diacritics 2"
+TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 # Kinds of exact token, in the order a token is tested; a token gets the first kind that fits.
 TokenKind = Literal[

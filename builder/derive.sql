@@ -33,71 +33,48 @@ insert into mdfts_stopwords values
   ('be'), ('been'), ('before'), ('being'), ('but'), ('by'), ('can'), ('could'), ('did'), ('do'),
   ('does'), ('doing'), ('done'), ('during'), ('each'), ('for'), ('from'), ('get'), ('gets'),
   ('had'), ('has'), ('have'), ('having'), ('he'), ('her'), ('here'), ('him'), ('his'), ('how'),
-  ('i'), ('if'), ('in'), ('into'), ('is'), ('it'), ('its'), ('just'), ('me'), ('mean'), ('means'),
+  ('i'), ('if'), ('in'), ('into'), ('is'), ('it'), ('its'), ('just'), ('me'),
   ('my'), ('need'), ('needs'), ('of'), ('on'), ('or'), ('our'), ('please'), ('should'), ('so'),
   ('some'), ('than'), ('that'), ('the'), ('their'), ('them'), ('then'), ('there'), ('these'),
   ('they'), ('this'), ('those'), ('to'), ('use'), ('used'), ('using'), ('via'), ('was'), ('we'),
   ('were'), ('what'), ('whats'), ('when'), ('where'), ('which'), ('while'), ('who'), ('whom'),
   ('why'), ('will'), ('with'), ('would'), ('you'), ('your');
 
--- Words that name the same thing in ops docs; a search matches any word of a group for any
--- other (query words are compared by stem, so plurals and verb forms need no row).
+-- Short forms and the words they stand for, general to technical writing (porter already
+-- matches plurals and verb forms, so those need no row): a search matches any word of a
+-- group for any other.
 create table mdfts_synonyms (
   grp  integer not null,
   word text not null,
-  stem text not null default '',  -- filled below with search.sql's stemmer
   primary key (grp, word)
 ) without rowid;
 insert into mdfts_synonyms (grp, word) values
-  (1, 'env'), (1, 'environment'), (1, 'envvar'),
-  (2, 'var'), (2, 'variable'),
-  (3, 'config'), (3, 'configuration'), (3, 'configure'), (3, 'cfg'), (3, 'settings'),
-  (4, 'db'), (4, 'database'),
-  (5, 'rollback'), (5, 'revert'), (5, 'undo'), (5, 'downgrade'),
-  (6, 'oncall'), (6, 'pager'), (6, 'page'), (6, 'paging'), (6, 'escalation'), (6, 'escalate'),
-  (7, 'permission'), (7, 'access'), (7, 'perms'), (7, 'acl'), (7, 'grant'),
-  (8, 'deploy'), (8, 'deployment'), (8, 'release'), (8, 'rollout'), (8, 'ship'), (8, 'shipping'),
-  (8, 'version'),
-  (9, 'checklist'), (9, 'checks'), (9, 'preflight'),
-  (10, 'migration'), (10, 'migrate'), (10, 'schema'),
-  (11, 'error'), (11, 'failure'), (11, 'err'),
-  (12, 'alert'), (12, 'alerting'), (12, 'alarm'), (12, 'monitoring'), (12, 'threshold'),
-  (13, 'dashboard'), (13, 'graphs'), (13, 'metrics'),
-  (14, 'retention'), (14, 'retain'), (14, 'ttl'), (14, 'expiry'), (14, 'keep'),
-  (15, 'secret'), (15, 'credential'), (15, 'creds'), (15, 'password'),
-  (16, 'flag'), (16, 'toggle'),
-  (17, 'log'), (17, 'logging'),
-  (18, 'restart'), (18, 'reboot'), (18, 'bounce'),
-  (19, 'latency'), (19, 'slow'), (19, 'slowness'),
-  (20, 'outage'), (20, 'incident'), (20, 'downtime'),
-  (21, 'backup'), (21, 'snapshot'),
-  (22, 'restore'), (22, 'recover'), (22, 'recovery'),
-  (23, 'auth'), (23, 'authentication'), (23, 'login'), (23, 'sso'),
-  (24, 'repo'), (24, 'repository'),
-  (25, 'docs'), (25, 'documentation'),
-  (26, 'prod'), (26, 'production'),
-  (27, 'staging'), (27, 'preprod'),
-  (28, 'k8s'), (28, 'kubernetes'), (28, 'kube'),
-  (29, 'requirement'), (29, 'prerequisite'), (29, 'prereq'), (29, 'required'),
-  (30, 'verify'), (30, 'verification'), (30, 'validate'), (30, 'validation'),
-  (31, 'troubleshoot'), (31, 'debug'), (31, 'diagnose'),
-  (32, 'owner'), (32, 'ownership'), (32, 'contact'), (32, 'maintainer'),
-  (33, 'setup'), (33, 'install'), (33, 'installation'), (33, 'bootstrap'),
-  (34, 'scale'), (34, 'scaling'), (34, 'autoscale'), (34, 'capacity'),
-  (35, 'queue'), (35, 'backlog'),
-  (36, 'cert'), (36, 'certificate'), (36, 'tls'), (36, 'ssl'),
-  (37, 'cron'), (37, 'schedule'), (37, 'scheduled'),
-  (38, 'night'), (38, 'weekend'), (38, 'overnight'), (38, 'afterhours'),
-  (39, 'delete'), (39, 'deletion'), (39, 'remove'), (39, 'purge'),
-  (40, 'doc'), (40, 'runbook'), (40, 'playbook'), (40, 'sop'),
-  (41, 'rotate'), (41, 'rotation'), (41, 'renew'), (41, 'renewal'), (41, 'rollover'),
-  (42, 'local'), (42, 'locally'), (42, 'laptop'), (42, 'localhost'),
-  (43, 'previous'), (43, 'prior'), (43, 'last');
-update mdfts_synonyms set stem = (select substr(case
-    when length(w) > 5 and w like '%ies' then substr(w, 1, length(w) - 3)
-    when length(w) > 5 and w like '%ing' then substr(w, 1, length(w) - 3)
-    when length(w) > 4 and w like '%ed' then substr(w, 1, length(w) - 2)
-    when length(w) > 4 and w like '%es' then substr(w, 1, length(w) - 2)
-    when length(w) > 3 and w like '%s' and w not like '%ss' then substr(w, 1, length(w) - 1)
-    else w end, 1, 5) from (select word as w));
-create index mdfts_synonyms_stem on mdfts_synonyms(stem, grp);
+  (1, 'env'), (1, 'environment'),
+  (2, 'config'), (2, 'configuration'),
+  (3, 'db'), (3, 'database'),
+  (4, 'repo'), (4, 'repository'),
+  (5, 'auth'), (5, 'authentication'),
+  (6, 'docs'), (6, 'documentation'),
+  (7, 'prod'), (7, 'production'),
+  (8, 'k8s'), (8, 'kubernetes'),
+  (9, 'cert'), (9, 'certificate'),
+  (10, 'var'), (10, 'variable'),
+  (11, 'prereq'), (11, 'prerequisite');
+create index mdfts_synonyms_word on mdfts_synonyms(word, grp);
+
+-- What a question asks for, by the section's role: a query holding a cue word ("how do I fix
+-- X") prefers a section whose heading holds one of its role words (Mitigation, Solution).
+create table mdfts_roles (
+  cue  text not null,   -- a query word, lower-case
+  word text not null,   -- a heading word that answers it (matched by stem)
+  primary key (cue, word)
+) without rowid;
+insert into mdfts_roles (cue, word) values
+  ('fix', 'fix'), ('fix', 'mitigation'), ('fix', 'solution'), ('fix', 'resolution'),
+  ('fix', 'workaround'), ('fix', 'resolve'),
+  ('resolve', 'mitigation'), ('resolve', 'solution'), ('resolve', 'resolution'), ('resolve', 'workaround'),
+  ('solve', 'mitigation'), ('solve', 'solution'), ('solve', 'resolution'), ('solve', 'workaround'),
+  ('mitigate', 'mitigation'), ('mitigate', 'workaround'),
+  ('mean', 'meaning'), ('mean', 'description'), ('means', 'meaning'), ('means', 'description'),
+  ('why', 'cause'), ('why', 'causes'), ('why', 'reason'), ('why', 'investigation'),
+  ('symptom', 'symptoms'), ('symptoms', 'symptoms');

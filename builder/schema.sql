@@ -35,6 +35,8 @@ create table sections (
   next_id      integer references sections(id),
   body         text not null,          -- the section's markdown, heading line included
   chars        integer not null,       -- length of body
+  file_words   text not null,          -- the file name's words for search (mdfts.words.file_words)
+  heading_parts text not null,         -- CamelCase parts of the heading's words, '' when none
   env_vars     text not null,          -- JSON arrays of exact tokens, one column per kind
   cli_flags    text not null,
   error_codes  text not null,
@@ -50,7 +52,9 @@ create table sections (
   -- stored a second time: the index stays near 2x the markdown instead of 3x.
   text         text generated always as (
     trim(replace(replace(replace(replace(body, '**', ''), '`', ''), '<br>', ' '), char(9), ' '))
-  ) virtual
+  ) virtual,
+  -- The heading with its CamelCase parts, as search matches it (sections_fts column head).
+  head         text generated always as (trim(heading || ' ' || heading_parts)) virtual
 );
 create index sections_document on sections(document_id, ordinal);
 
@@ -63,12 +67,14 @@ create table tokens (
   primary key (norm, section_id, token, kind)
 ) without rowid;
 
+-- porter: FTS5's built-in English stemmer over unicode61 words (rolling, rolled → roll), in
+-- every FTS5 build. Exact identifiers are matched through `tokens`, not stems.
 create virtual table sections_fts using fts5(
-  path, title, trail, text,
+  path, file_words, title, head, trail, text,
   env_vars, cli_flags, error_codes, identifiers, names, versions, dotted_names,
   file_paths, urls, hosts, code_spans,
   content="sections", content_rowid="id",
-  tokenize="unicode61 remove_diacritics 2"
+  tokenize="porter unicode61 remove_diacritics 2"
 );
 
 create table mdfts_queries (

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING
 
 from mdfts.artifact import APPLICATION_ID, KIND_COLUMNS, SCHEMA_VERSION, TOKENIZER, load_sql
 from mdfts.errors import MdftsError
+from mdfts.words import file_words, heading_parts
 
 if TYPE_CHECKING:
     from mdfts.sections import Document
 
 _SECTION_COLUMNS = (
     "id, document_id, path, title, ordinal, level, heading, trail, anchor, start_line, end_line, "
-    "parent_id, prev_id, next_id, body, chars, " + ", ".join(KIND_COLUMNS.values())
+    "parent_id, prev_id, next_id, body, chars, file_words, heading_parts, " + ", ".join(KIND_COLUMNS.values())
 )
 
 
@@ -63,6 +64,7 @@ def prepare_rows(doc: Document) -> DocumentRows:
     """A document's rows, ready for IndexWriter.add_rows(); the ids are given out there."""
     section_rows: list[SectionRow] = []
     token_rows: list[tuple[str, int, str, str, str]] = []
+    words = file_words(doc.path)
     for s in doc.sections:
         by_kind: dict[str, list[str]] = {k: [] for k in KIND_COLUMNS}
         for t in s.tokens:
@@ -73,7 +75,7 @@ def prepare_rows(doc: Document) -> DocumentRows:
             (doc.path, doc.title, s.ordinal, s.level, s.heading, _to_json(list(s.trail)), s.anchor,
              s.start_line, s.end_line),
             s.parent,
-            (s.body, len(s.body), *(_json_list(by_kind[k]) for k in KIND_COLUMNS)),
+            (s.body, len(s.body), words, heading_parts(s.heading), *(_json_list(by_kind[k]) for k in KIND_COLUMNS)),
         ))
     doc_values = (doc.path, doc.title, doc.front_matter_json, doc.sha256, doc.size, doc.lines, len(doc.sections))
     return doc.path, doc.sha256, doc_values, section_rows, token_rows

@@ -1,18 +1,19 @@
--- search: rank sections for any text: bm25 plus exact-token, heading and path evidence.
+-- search: rank sections for any text: stemmed bm25, coverage of the query, exact tokens, heading, file name and phrase evidence.
 -- params:  :q (required) the user's text, any characters (it is never passed to MATCH as is);
---          :limit rows to return, default 10
+--          :limit rows to return, default 10; :explain 1 to fill the explain column
 -- returns: rank, id, path, heading, trail (JSON array), anchor, level, start_line, end_line,
---          score (higher is better), snippet, body; best first, ties by id. No rows when the
---          text has no usable term.
+--          score (higher is better), snippet, body, exact (1 when the query names no identifier
+--          or the section holds one of them exactly, else 0), explain (JSON when :explain:
+--          each signal's value, weight and share of the score, and how each query term
+--          matched); best first, ties by id. No rows when the text has no usable term.
 -- How: the text is split on spaces (json_each); each term becomes a quoted FTS5 phrase, so no
--- input can raise. Stop words are dropped. Candidates are the bm25 top 30 over the cheapest
--- phrases (by rows they can match, within a budget, so common words cost little on a large
--- index) plus the 30 strongest exact-token sections. Each candidate is scored
--- on: bm25 (normalised to the best); exact tokens (case-exact, rare and defining ones count
--- more; one that only names the document counts not); the share of the query its document
--- (path, title) and trail explain; the share its heading explains beyond the document; and
--- the share of its file name the query names. Words match by a five-letter stem prefix
--- ("rolling back" finds "Rollback") and through mdfts_synonyms (env ~ environment).
+-- input can raise, and sections_fts (porter-stemmed) matches its word forms. Stop words are
+-- dropped. Candidates are the bm25 top 40 over the cheapest phrases (rows they can match,
+-- within a budget, so common words cost little on a large index) plus the 20 strongest
+-- exact-token sections. Each candidate is then looked up once per key term in sections_fts,
+-- so every signal below counts terms by the same stemmer, and scored on the signals in
+-- `signal`. The snippet is cut from the section's first 20,000 characters around the first
+-- key word found there: its cost is bounded whatever the section holds.
 -- Layout: the steps form a chain, each reading the step before it and at most one or two
 -- small ones (the query's words): SQLite copies a common table expression's tree into every
 -- place that names it, so a web of references would multiply the time to compile this.
@@ -28,193 +29,229 @@ raw(pos, v) as (
   limit 64
 ),
 -- A term as written, trimmed of quotes, brackets and trailing punctuation (the same rule as
--- mdfts.tokens.normalize), its ASCII lower-case form, and whether it is an exact identifier in
--- the index (anything but a kebab name or a plain code span).
-term(pos, t, n, strong) as materialized (
-  select pos, t, n, exists (
-    select 1 from tokens as tk where tk.norm = n and tk.kind not in ('name', 'code'))
+-- mdfts.tokens.normalize), its ASCII lower-case form; strong: it is an exact identifier in the
+-- index (anything but a kebab name or a plain code span); stop: a stop word.
+term(pos, t, n, strong, stop) as materialized (
+  select pos, t, n,
+    exists (select 1 from tokens as tk where tk.norm = n and tk.kind not in ('name', 'code')),
+    n in (select word from mdfts_stopwords)
   from (
     select min(pos) as pos, max(t) as t, lower(t) as n
     from (select pos, rtrim(ltrim(v, '"''`([{<'), '"''`)]}>.,:;!?') as t from raw)
     where t <> '' group by lower(t))
 ),
--- The words of each term as FTS5 sees them (PAYMENTS_DB_URL → payments, db, url).
-part(pos, t, n, strong, w, np) as materialized (
-  select term.pos, term.t, term.n, term.strong, lower(p.value), count(*) over (partition by term.pos)
-  from term, json_each('["' || replace(replace(replace(replace(replace(replace(replace(replace(
-      replace(replace(replace(replace(json_quote(term.t), '"', ''), '\', ''),
-      ',', '","'), '-', '","'), '_', '","'), '.', '","'), '/', '","'), ':', '","'), '@', '","'),
-      '=', '","'), '+', '","'), '#', '","') || '"]') as p
-  where p.value <> ''
-),
--- Each distinct word: plain (a term of its own, not part of an identifier); docw (may name
--- the document: it comes from a term that is not an exact identifier, as PAYMENTS_DB_URL asks
--- for that token, not for payments.md); a stop word?; df and idf; and its stem: a crude
--- stemmer that drops one plural or verb ending and keeps at most five letters ("variables" →
--- varia, "rolling" → roll). derive.sql stems mdfts_synonyms with the same expression at build
--- time: keep the two equal.
-word(w, plain, docw, stop, df, idf, stem, any_content) as materialized (
-  select w, plain, docw, stop, df, idf, stem, max(not stop) over ()
+-- The words of each term as FTS5 sees them (PAYMENTS_DB_URL → payments, db, url), each with
+-- the document frequency of its stem. term_df holds porter stems, which are prefixes of the
+-- word but for a final y → i (policy → polici): the longest such prefix in term_df is the
+-- word's stem, near enough for a weight (a word in no section gets df 1).
+part(pos, w, df, idf) as materialized (
+  select pos, w, coalesce(json_extract(d, '$[0]'), 1), coalesce(json_extract(d, '$[1]'), 8.0)
   from (
-    select w, max(np = 1) as plain, max(not strong) as docw,
-      w in (select word from mdfts_stopwords) as stop,
-      coalesce((select df from term_df where term = w), 1) as df,
-      coalesce((select idf from term_df where term = w), 8.0) as idf,
-      substr(case
-      when length(w) > 5 and w like '%ies' then substr(w, 1, length(w) - 3)
-      when length(w) > 5 and w like '%ing' then substr(w, 1, length(w) - 3)
-      when length(w) > 4 and w like '%ed' then substr(w, 1, length(w) - 2)
-      when length(w) > 4 and w like '%es' then substr(w, 1, length(w) - 2)
-      when length(w) > 3 and w like '%s' and w not like '%ss' then substr(w, 1, length(w) - 1)
-      else w end, 1, 5) as stem
-    from part group by w)
+    select term.pos, lower(p.value) as w, (
+        select json_array(d.df, d.idf) from term_df as d
+        where d.term between substr(lower(p.value), 1, max(3, length(p.value) / 2)) and lower(p.value)
+          and (substr(lower(p.value), 1, length(d.term)) = d.term
+               or lower(p.value) glob '*y' and substr(lower(p.value), 1, length(p.value) - 1) || 'i' = d.term)
+        order by length(d.term) desc limit 1) as d
+    from term, json_each('["' || replace(replace(replace(replace(replace(replace(replace(replace(
+        replace(replace(replace(replace(json_quote(term.t), '"', ''), '\', ''),
+        ',', '","'), '-', '","'), '_', '","'), '.', '","'), '/', '","'), ':', '","'), '@', '","'),
+        '=', '","'), '+', '","'), '#', '","') || '"]') as p
+    where p.value <> '' and (not term.stop or not exists (select 1 from term where not stop)))
 ),
--- Words that carry meaning: not stop words (unless the query is only stop words), with the
--- query's total idf.
-key(w, plain, docw, df, idf, stem, total) as materialized (
-  select w, plain, docw, df, idf, stem, sum(idf) over ()
-  from word where not stop or not any_content
+-- Key terms: the query's terms minus stop words (unless it is only stop words), at most 8 (the
+-- rarest), each with its idf (of its rarest word: a phrase is as rare as its rarest word), its
+-- FTS5 expression (the quoted term, ORed with its synonyms' words; a plural finds its singular's group) and the query's total idf.
+key(pos, t, n, strong, df, idf, expr, total) as materialized (
+  select pos, t, n, strong, df, idf, expr, sum(idf) over ()
+  from (
+    select term.pos, term.t, term.n, term.strong, min(part.df) as df, max(part.idf) as idf,
+      '"' || replace(term.t, '"', '""') || '"' || coalesce((
+        select group_concat(' OR "' || s2.word || '"', '')
+        from mdfts_synonyms as s1 join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
+        where s1.word in (term.n, rtrim(term.n, 's'))), '') as expr
+    from term join part on part.pos = term.pos
+    group by term.pos
+    order by min(part.df), term.pos
+    limit 8)
 ),
--- The forms a key word may take: its stem, and the stems of its synonyms (mdfts_synonyms).
-form(w, f, plain, docw, df, idf, total) as materialized (
-  select distinct k.w, coalesce(s2.stem, k.stem), k.plain, k.docw, k.df, k.idf, k.total
-  from key as k
-  left join mdfts_synonyms as s1 on k.plain and s1.stem = k.stem
-  left join mdfts_synonyms as s2 on s2.grp = s1.grp
+-- The FTS5 expression: the key terms ORed, cheapest first, admitted only while the running
+-- total of rows they can match fits a budget (2,000 plus 1% of the sections), so a query over
+-- a large index never scores half of it for a word like "service"; the cheapest term always
+-- gets in. Common words still count as evidence below; they just do not pick candidates.
+m(expr, all_) as materialized (
+  select coalesce(group_concat(expr, ' OR '), '""'),
+    (select group_concat('(' || expr || ')', ' AND ') from key) from (
+    select expr, df, sum(df) over (order by df, pos rows unbounded preceding) as cum,
+      row_number() over (order by df, pos) as nth
+    from key)
+  where nth = 1 or cum <= 2000 + 0.01 * (select cast(value as integer) from mdfts_meta where key = 'sections')
 ),
--- The FTS5 expression: each useful term as a quoted phrase, plus stem prefixes and synonyms,
--- ORed. Each phrase's cost is the number of sections it can match (from term_df); phrases are
--- taken cheapest first while the total stays within a budget, so a query over a large index
--- never scores half of it for a word like "service". Common words still count as evidence
--- below; they just do not pick candidates.
-phrase(p, cost) as (
-  select '"' || replace(part.t, '"', '""') || '"', min(k.df)
-  from part join (select distinct w, df from form) as k using (w)
-  group by part.pos
-  union all
-  select '"' || f || '"' || case when length(f) >= 4 then '*' else '' end,
-    case when length(f) >= 4 then (select coalesce(sum(df), 1) from term_df where term >= f and term < f || '{')
-         else coalesce((select df from term_df where term = f), 1) end
-  from (select distinct f from form)
-  where f not glob '*[^a-z0-9]*' and (length(f) >= 4 or f not in (select w from form))
-),
-m(expr) as materialized (
-  select coalesce(group_concat(p, ' OR '), '""') from (
-    select p, cost, sum(cost) over (order by cost, p rows unbounded preceding) as cum
-    from (select p, min(cost) as cost from phrase group by p))
-  where cum - cost < 2000 + 0.01 * (select cast(value as integer) from mdfts_meta where key = 'sections')
-),
+-- Column weights (path, file_words, title, head, trail, text, then the eleven token columns):
+-- words in the heading and the file name say most about what a section is.
 fts(id, bm) as materialized (
-  select rowid, bm25(sections_fts, 2.0, 2.0, 4.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5)
+  select rowid, bm25(sections_fts, 1.0, 3.0, 2.0, 4.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5)
   from sections_fts
   where sections_fts match (select expr from m)
   order by 2
-  limit 30
+  limit 40
+),
+-- The bm25 top 20 of the sections that hold every key term (coordination at retrieval: the one
+-- section naming a rare service and all the other words is not lost among thousands that
+-- hold the common words).
+fts_all(id, bm) as materialized (
+  select rowid, bm25(sections_fts, 1.0, 3.0, 2.0, 4.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5)
+  from sections_fts
+  where sections_fts match (select all_ from m)
+  order by 2
+  limit 20
 ),
 -- Sections that hold a query term as an exact token, per term; a case-exact match counts
--- double, a rare token more than a common one, and a section that defines the token (in a
--- heading, the first column of a table, or the code span opening an item) more than one
--- that mentions it.
+-- double, and a section that defines the token (in a heading, the first column of a table, or
+-- the code span opening an item) half as much again as one that mentions it.
 exact_t(id, pos, ev) as materialized (
-  select tk.section_id, term.pos,
-    max(coalesce(d.idf, 8.0) * (1 + (tk.token = term.t)) * (1 + 0.5 * (tk.source in ('heading', 'definition'))))
-  from term
-  join tokens as tk on tk.norm = term.n
-  left join token_df as d on d.norm = term.n
-  where term.n not in (select word from mdfts_stopwords)
-  group by tk.section_id, term.pos
+  select tk.section_id, key.pos,
+    max(key.idf * (1 + (tk.token = key.t)) * (1 + 0.5 * (tk.source in ('heading', 'definition')))) / 3.0
+  from key
+  join tokens as tk on tk.norm = key.n
+  group by tk.section_id, key.pos
 ),
--- Candidates: the bm25 top 30 and the 30 strongest exact-token sections, with bm25
--- normalised to the best (1.0).
+-- Candidates: the bm25 top 40 and the 20 strongest exact-token sections, bm25 normalised to
+-- the best (1.0).
 cand(id, bm_n) as materialized (
   select id, coalesce(min(bm) / nullif(min(min(bm)) over (), 0), 0)
   from (
     select id, bm from fts
     union all
-    select id, null from (select id from exact_t group by id order by sum(ev) desc, id limit 30))
+    select id, bm from fts_all
+    union all
+    select id, null from (select id from exact_t group by id order by sum(ev) desc, id limit 20))
   group by id
 ),
--- Each candidate's words, lower-case and space padded, punctuation as spaces: its heading,
--- its trail (ancestors and heading), its document (path and title) and its file name.
-feat(id, bm_n, hw, tw, dw, fw, nfile) as materialized (
-  select id, bm_n, hw, tw, dw, fw, length(trim(fw)) - length(replace(trim(fw), ' ', ''))
-  from (
-    select c.id, c.bm_n,
-      ' ' || lower(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
-        s.heading, '-', ' '), '_', ' '), '.', ' '), '/', ' '), '(', ' '), ')', ' '), ':', ' '), ',', ' '),
-        '`', ' '), '"', ' ')) || ' ' as hw,
-      ' ' || lower(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
-        s.trail, '-', ' '), '_', ' '), '.', ' '), '/', ' '), '(', ' '), ')', ' '), ':', ' '), ',', ' '),
-        '`', ' '), '"', ' ')) || ' ' as tw,
-      ' ' || lower(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
-        d.path || ' ' || d.title, '-', ' '), '_', ' '), '.', ' '), '/', ' '), '(', ' '), ')', ' '), ':', ' '), ',', ' '),
-        '`', ' '), '"', ' ')) || ' ' as dw,
-      ' ' || lower(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
-        substr(d.path, length(rtrim(d.path, replace(d.path, '/', ''))) + 1), '-', ' '), '_', ' '), '.', ' '), '/', ' '), '(', ' '), ')', ' '), ':', ' '), ',', ' '),
-        '`', ' '), '"', ' ')) || ' ' as fw
-    from cand as c
-    join sections as s on s.id = c.id
-    join documents as d on d.id = s.document_id)
+-- One lookup per candidate and key term (FTS5 seeks the row): where the term's stem occurs,
+-- as bm25 with one group of columns weighted at a time (non-zero means present): anywhere;
+-- the file name; the document (path, file name, title); the heading; the trail.
+hit(id, pos, b) as materialized (
+  select cand.id, key.pos, (
+    select json_array(
+      bm25(sections_fts, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1),
+      bm25(sections_fts, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+      bm25(sections_fts, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+      bm25(sections_fts, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+      bm25(sections_fts, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+    from sections_fts where sections_fts match key.expr and rowid = cand.id)
+  from cand, key
 ),
--- Which key word (in any form) each candidate's document, heading, trail and file name hold.
-match(id, w, plain, docw, idf, total, bm_n, nfile, in_doc, in_head, in_trail, in_file) as materialized (
-  select feat.id, form.w, max(form.plain), max(form.docw), max(form.idf), max(form.total),
-    max(feat.bm_n), max(feat.nfile),
-    max(instr(dw, ' ' || form.f) > 0), max(instr(hw, ' ' || form.f) > 0),
-    max(instr(tw, ' ' || form.f) > 0), max(instr(fw, ' ' || form.w || ' ') > 0)
-  from feat, form
-  group by feat.id, form.w
+-- Per candidate and key term: found anywhere, in the file name, in the document, in the
+-- heading, in the trail; exact: its exact-token evidence (0 when the document's name holds
+-- the term: then it says which document, not which section).
+termhit(id, pos, t, strong, idf, total, bm_n, any_, in_file, in_doc, in_head, in_trail, ev) as materialized (
+  select hit.id, hit.pos, key.t, key.strong, key.idf, key.total, cand.bm_n,
+    coalesce(json_extract(hit.b, '$[0]') < 0, 0), coalesce(json_extract(hit.b, '$[1]') < 0, 0),
+    coalesce(json_extract(hit.b, '$[2]') < 0, 0), coalesce(json_extract(hit.b, '$[3]') < 0, 0),
+    coalesce(json_extract(hit.b, '$[4]') < 0, 0),
+    case when coalesce(json_extract(hit.b, '$[2]') < 0, 0) then 0
+         else coalesce((select ev from exact_t where exact_t.id = hit.id and exact_t.pos = hit.pos), 0) end
+  from hit join key on key.pos = hit.pos join cand on cand.id = hit.id
 ),
--- Evidence, as shares of the query's idf: explained by the document or the trail at all
--- (cover); by the heading beyond what the document explains (head); and the share of the file
--- name's words that the query names (file: payments.md is all of "payments",
--- payments-worker.md half of it; the score squares it, so a half match is weak evidence).
-evidence(id, bm_n, cover, head, file) as materialized (
-  select id, max(bm_n),
-    coalesce(sum(case when (docw and in_doc) or (plain and in_trail) then idf end), 0) / nullif(max(total), 0),
-    coalesce(sum(case when plain and in_head and not in_doc then idf end), 0) / nullif(max(total), 0),
-    coalesce(sum(docw and in_file), 0) * 1.0 / max(nfile)
-  from match
-  group by id
+-- The signals, each between 0 and 1 (shares of the query's idf unless said otherwise):
+--   bm     bm25 over the whole query, relative to the best candidate;
+--   cover  coordination: the share of the query the section or its document holds at all, so
+--          a section with all four terms beats a short one with three;
+--   exact  exact-token evidence: identifiers the query names, held by the section as written
+--          (case-exact and defining counts more), as a share of the query, not of the best
+--          candidate, so an ordinary word that is a token somewhere earns only its share;
+--   head   the share of the query the heading and its trail hold;
+--   hprec  the share of the heading's words (stop words aside) the query names: a heading the
+--          query spells out in full ("Errors", "Breaking Changes") beats one it half matches;
+--   file   how well the file name and the query name each other: the share of the file
+--          name's words the query holds, squared (a half-named file is weak evidence), times
+--          the share of the query the file name holds (tool-sub.md beats tool.md for "tool sub
+--          ...", and make.md wins little for "make a ..."); an identifier that spells the whole
+--          name (PaymentsGatewayDown for PaymentsGatewayDown.md) names all of it;
+--   phrase the whole text, three words or more, occurs as a phrase (an error message);
+--   role   the query asks for a kind of section ("how do I fix" → Mitigation, Solution) and
+--          the heading names one;
+--   empty  a page title (h1) with no text of its own but children below it: the answer is
+--          further down. (An empty "## Troubleshooting" over its cases is an answer: it stays.)
+feature(id, bm, cover, exact, head, hprec, file, nexact, nstrong) as materialized (
+  select th.id, max(th.bm_n),
+    sum(th.idf * (th.any_ or th.in_doc)) / max(th.total),
+    min(sum(th.ev) / max(th.total), 1.0),
+    sum(th.idf * (th.in_head or th.in_trail)) / max(th.total),
+    min(1.0, sum(th.in_head) * 1.0 / max(f.nhead, 1)),
+    (sum(case when not th.in_file then 0
+              when replace(fw, ' ', '') = replace(replace(replace(lower(th.t), '-', ''), '_', ''), '.', '') then nw
+              else 1 end) * 1.0 / nw)
+      * (sum(case when not th.in_file then 0
+              when replace(fw, ' ', '') = replace(replace(replace(lower(th.t), '-', ''), '_', ''), '.', '') then nw
+              else 1 end) * 1.0 / nw)
+      * (sum(th.idf * th.in_file) / max(th.total)),
+    sum(th.strong and th.ev > 0), sum(th.strong)
+  from termhit as th
+  join (select id, fw, max(1, length(fw) - length(replace(fw, ' ', '')) + 1) as nw, nhead
+        from (select s.id, trim(substr(s.file_words, 1, instr(s.file_words || ' /', ' /') - 1)) as fw,
+                (select count(*) from json_each('[' || replace(json_quote(lower(s.heading)), ' ', '","') || ']') as j
+                 where rtrim(ltrim(j.value, '"''`([{<'), '"''`)]}>.,:;!?') not in (select word from mdfts_stopwords)
+                   and rtrim(ltrim(j.value, '"''`([{<'), '"''`)]}>.,:;!?') <> '') as nhead
+              from sections as s where s.id in (select id from cand))) as f on f.id = th.id
+  group by th.id
 ),
--- A term the document explains (all its words in the path or title, like `search-api` in
--- search-api.md) says which document, not which section: its exact matches do not count.
-ex(id, ev) as materialized (
-  select d.id, sum(e.ev)
-  from (select match.id, part.pos, min(match.in_doc) as in_doc
-        from match join part on part.w = match.w
-        group by match.id, part.pos) as d
-  join exact_t as e on e.id = d.id and e.pos = d.pos
-  where not d.in_doc
-  group by d.id
+signal(id, bm, cover, exact, head, hprec, file, phrase, role, empty, nexact, nstrong) as materialized (
+  select f.id, f.bm, f.cover, f.exact, f.head, f.hprec, min(f.file, 1.0),
+    coalesce((select 1 from sections_fts
+              where (select count(*) from raw) >= 3
+                and sections_fts match '"' || replace((select s from q), '"', '""') || '"'
+                and rowid = f.id), 0),
+    coalesce((select 1 from sections_fts
+              where sections_fts match coalesce((
+                  select 'head : (' || group_concat('"' || r.word || '"', ' OR ') || ')'
+                  from mdfts_roles as r where r.cue in (select n from term)), '""')
+                and rowid = f.id), 0),
+    (select s.level = 1 and trim(substr(b, instr(b || char(10), char(10))), ' =-' || char(9) || char(10)) = ''
+            and (select c.parent_id from sections as c where c.id = s.next_id) = s.id
+     from (select id, level, next_id, trim(body) as b from sections where id = f.id) as s),
+    f.nexact, f.nstrong
+  from feature as f
 ),
--- The heading's own words (beyond stop words and the document's words), and the share of them
--- the query names: a heading the query spells out in full beats one it half matches.
-hprec(id, prec) as materialized (
-  select feat.id, avg(exists (select 1 from form where substr(j.value, 1, length(form.f)) = form.f))
-  from feat, json_each('[' || replace(json_quote(trim(feat.hw)), ' ', '","') || ']') as j
-  where j.value <> '' and j.value not in (select word from mdfts_stopwords)
-    and not instr(feat.dw, ' ' || j.value || ' ')
-  group by feat.id
-),
-ranked(id, score) as (
-  select v.id,
-    round(1.5 * v.bm_n + 1.0 * coalesce(e.ev / nullif(max(e.ev) over (), 0), 0)
-          + 0.5 * v.cover + 0.5 * v.head + 0.5 * coalesce(h.prec, 0) + 1.5 * min(v.file, 1.0) * min(v.file, 1.0), 6)
-  from evidence as v
-  left join ex as e on e.id = v.id
-  left join hprec as h on h.id = v.id
+-- (A section's children follow it at once: it has some when the next section's parent is it.)
+-- The score: the signals weighted; the weights are shown by --explain.
+ranked(id, score, bm, cover, exact, head, hprec, file, phrase, role, empty, nexact, nstrong) as (
+  select id, round(2.0 * bm + 1.5 * cover + 1.0 * exact + 1.0 * head + 1.0 * hprec + 1.5 * file
+                   + 1.0 * phrase + 0.5 * role - 1.0 * empty, 6),
+    bm, cover, exact, head, hprec, file, phrase, role, empty, nexact, nstrong
+  from signal
   order by 2 desc, 1
   limit coalesce(nullif(:limit, ''), 10)
 )
 select
   row_number() over (order by r.score desc, r.id) as rank,
   s.id, s.path, s.heading, s.trail, s.anchor, s.level, s.start_line, s.end_line, r.score,
-  coalesce(
-    (select snippet(sections_fts, 3, '[', ']', '…', 16) from sections_fts
-     where sections_fts match (select expr from m) and rowid = s.id),
-    substr(s.text, 1, 120)) as snippet,
-  s.body
+  -- The snippet: up to 160 characters around the first key word (by its stem's prefix) found in
+  -- the first 20,000 characters of the section's text, the word marked [like this].
+  (select case when at > 0 then
+            (case when at > 60 then '…' else '' end) || substr(x, max(1, at - 60), min(at, 61) - 1)
+            || '[' || substr(x, at, len) || ']' || substr(x, at + len, 100)
+            || (case when at + len + 100 < length(x) then '…' else '' end)
+          else substr(x, 1, 120) end
+   from (select x, at, len from (
+           select x, instr(lower(x), k.w) as at, length(k.w) as len
+           from (select substr(s.text, 1, 20000) as x) as t,
+                (select substr(w, 1, max(3, min(length(w), length(w) - 2))) as w from part
+                 where length(w) >= 3 and pos in (select pos from key)) as k)
+         order by at = 0, at limit 1)) as snippet,
+  s.body,
+  (r.nstrong = 0 or r.nexact > 0) as exact,
+  case when :explain then json_object(
+    'signals', json_object(
+      'bm25', json_array(r.bm, 2.0), 'cover', json_array(r.cover, 1.5), 'exact', json_array(r.exact, 1.0),
+      'head', json_array(r.head, 1.0), 'hprec', json_array(r.hprec, 1.0), 'file', json_array(r.file, 1.5), 'phrase', json_array(r.phrase, 1.0),
+      'role', json_array(r.role, 0.5), 'empty', json_array(r.empty, -1.0)),
+    'terms', (select json_group_array(json_object('term', th.t, 'idf', th.idf,
+                'match', case when th.ev > 0 then 'exact' when not (th.any_ or th.in_doc) then 'none'
+                              when instr(lower(substr(s.text, 1, 20000) || ' ' || s.path), lower(th.t)) then 'exact'
+                              else 'stem' end))
+              from termhit as th where th.id = r.id)) end as explain
 from ranked as r
 join sections as s on s.id = r.id
 order by r.score desc, r.id;

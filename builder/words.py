@@ -1,0 +1,65 @@
+"""Search words derived at build time: a file name's words and the parts of CamelCase words.
+
+queries/search.sql matches them through sections_fts (columns file_words and head), so the
+query side needs no string surgery per candidate.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A run of letters and digits, as FTS5's unicode61 tokenizer sees a word (near enough: it also
+# splits on every non-alphanumeric character, which is what we split on here).
+_WORD = re.compile(r"[^\W_]+")
+# Where a CamelCase word breaks: before an upper-case letter that follows a lower-case letter
+# or a digit (paymentsGateway), and before the last capital of a run followed by a lower-case
+# letter (HTTPServer → HTTP Server).
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+# Extensions dropped from a file name, however many are stacked (guide.html.md → guide).
+_DOC_EXT = frozenset("md markdown mdx mdown mkd html htm txt rst".split())
+# File names that name their folder rather than themselves.
+_FOLDER_PAGES = frozenset("index readme _index".split())
+
+
+def camel_parts(text: str) -> list[str]:
+    """The parts of each CamelCase word in `text`, lower-case ("CephObjectStore" → ceph, object,
+    store); words that do not split give nothing."""
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        parts = _CAMEL.split(word)
+        if len(parts) > 1:
+            out.extend(p.lower() for p in parts if p)
+    return out
+
+
+def file_stem(path: str) -> str:
+    """The name a document goes by: its file name without document extensions, or its folder's
+    name for index.md, README.md and _index.md (docs/install/README.md → install)."""
+    folders, _, name = path.rpartition("/")
+    parts = name.split(".")
+    while len(parts) > 1 and parts[-1].lower() in _DOC_EXT:
+        parts.pop()
+    stem = ".".join(parts)
+    if stem.lower() in _FOLDER_PAGES and folders:
+        stem = folders.rpartition("/")[2]
+    return stem
+
+
+def file_words(path: str) -> str:
+    """The file name's words for search, lower-case: its stem's words, CamelCase split, then
+    after " / " the CamelCase words whole (so `PaymentsGatewayDown` still names its page).
+    search.sql counts the words before " / " to know how much of the name a query names."""
+    stem = file_stem(path)
+    words: list[str] = []
+    whole: list[str] = []
+    for word in _WORD.findall(stem):
+        parts = [p for p in _CAMEL.split(word) if p]
+        words.extend(p.lower() for p in parts)
+        if len(parts) > 1:
+            whole.append(word.lower())
+    return " ".join(words) + (" / " + " ".join(whole) if whole else "")
+
+
+def heading_parts(heading: str) -> str:
+    """The CamelCase parts of a heading's words ("" when none split), searched with the heading."""
+    return " ".join(camel_parts(heading))
