@@ -26,7 +26,7 @@ from mdfts.errors import IndexVersionError, MdftsError
 
 # Tables a reader never needs to browse: the ranking's lookup tables. Datasette hides the
 # sections_fts* tables by itself.
-HIDDEN_TABLES = ("term_df", "token_df", "mdfts_stopwords", "mdfts_synonyms")
+HIDDEN_TABLES = ("term_df", "token_df", "mdfts_stopwords", "mdfts_synonyms", "mdfts_roles")
 # Exact-token columns offered as array facets: the kinds people filter a docs tree by.
 FACET_ARRAYS = ("env_vars", "cli_flags", "error_codes")
 SQL_TIME_LIMIT_MS = 1000

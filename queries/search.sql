@@ -61,7 +61,9 @@ part(pos, w, df, idf) as materialized (
 ),
 -- Key terms: the query's terms minus stop words (unless it is only stop words), at most 8 (the
 -- rarest), each with its idf (of its rarest word: a phrase is as rare as its rarest word), its
--- FTS5 expression (the quoted term, ORed with its synonyms' words; a plural finds its singular's group) and the query's total idf.
+-- FTS5 expression (the quoted term, ORed with its synonyms' words - a plural finds its
+-- singular's group - and with the compound it makes with a neighbour, when the index holds
+-- it: "roll back" finds Rollback, "set up" finds setup) and the query's total idf.
 key(pos, t, n, strong, df, idf, expr, total) as materialized (
   select pos, t, n, strong, df, idf, expr, sum(idf) over ()
   from (
@@ -69,7 +71,12 @@ key(pos, t, n, strong, df, idf, expr, total) as materialized (
       '"' || replace(term.t, '"', '""') || '"' || coalesce((
         select group_concat(' OR "' || s2.word || '"', '')
         from mdfts_synonyms as s1 join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
-        where s1.word in (term.n, rtrim(term.n, 's'))), '') as expr
+        where s1.word in (term.n, rtrim(term.n, 's'))), '')
+      || coalesce((
+        select group_concat(' OR "' || j.w || '"', '')
+        from (select a.n || b.n as w from term as a join term as b on b.pos = a.pos + 1
+              where term.pos in (a.pos, b.pos)) as j
+        where j.w not glob '*[^a-z0-9]*' and exists (select 1 from term_df as d where d.term = j.w)), '') as expr
     from term join part on part.pos = term.pos
     group by term.pos
     order by min(part.df), term.pos
@@ -81,7 +88,7 @@ key(pos, t, n, strong, df, idf, expr, total) as materialized (
 -- gets in. Common words still count as evidence below; they just do not pick candidates.
 m(expr, all_) as materialized (
   select coalesce(group_concat(expr, ' OR '), '""'),
-    (select group_concat('(' || expr || ')', ' AND ') from key) from (
+    coalesce((select group_concat('(' || expr || ')', ' AND ') from key), '""') from (
     select expr, df, sum(df) over (order by df, pos rows unbounded preceding) as cum,
       row_number() over (order by df, pos) as nth
     from key)
@@ -118,14 +125,15 @@ exact_t(id, pos, ev) as materialized (
 ),
 -- Candidates: the bm25 top 40 and the 20 strongest exact-token sections, bm25 normalised to
 -- the best (1.0).
-cand(id, bm_n) as materialized (
-  select id, coalesce(min(bm) / nullif(min(min(bm)) over (), 0), 0)
+cand(id, document_id, bm_n) as materialized (
+  select id, (select document_id from sections where sections.id = u.id),
+    coalesce(min(bm) / nullif(min(min(bm)) over (), 0), 0)
   from (
     select id, bm from fts
     union all
     select id, bm from fts_all
     union all
-    select id, null from (select id from exact_t group by id order by sum(ev) desc, id limit 20))
+    select id, null from (select id from exact_t group by id order by sum(ev) desc, id limit 20)) as u
   group by id
 ),
 -- One lookup per candidate and key term (FTS5 seeks the row): where the term's stem occurs,
@@ -143,21 +151,27 @@ hit(id, pos, b) as materialized (
   from cand, key
 ),
 -- Per candidate and key term: found anywhere, in the file name, in the document, in the
--- heading, in the trail; exact: its exact-token evidence (0 when the document's name holds
--- the term: then it says which document, not which section).
-termhit(id, pos, t, strong, idf, total, bm_n, any_, in_file, in_doc, in_head, in_trail, ev) as materialized (
+-- heading, in the trail; ev: its exact-token evidence (0 when the document's name holds the
+-- term: then it says which document, not which section); in_page: another section of the same
+-- document holds it as an exact token (the page is about it).
+termhit(id, pos, t, strong, idf, total, bm_n, any_, in_file, in_doc, in_head, in_trail, ev, in_page) as materialized (
   select hit.id, hit.pos, key.t, key.strong, key.idf, key.total, cand.bm_n,
     coalesce(json_extract(hit.b, '$[0]') < 0, 0), coalesce(json_extract(hit.b, '$[1]') < 0, 0),
     coalesce(json_extract(hit.b, '$[2]') < 0, 0), coalesce(json_extract(hit.b, '$[3]') < 0, 0),
     coalesce(json_extract(hit.b, '$[4]') < 0, 0),
     case when coalesce(json_extract(hit.b, '$[2]') < 0, 0) then 0
-         else coalesce((select ev from exact_t where exact_t.id = hit.id and exact_t.pos = hit.pos), 0) end
+         else coalesce((select ev from exact_t where exact_t.id = hit.id and exact_t.pos = hit.pos), 0) end,
+    pg.document_id is not null
   from hit join key on key.pos = hit.pos join cand on cand.id = hit.id
+  left join (select distinct o.document_id, e.pos from exact_t as e join sections as o on o.id = e.id
+             where o.document_id in (select document_id from cand)) as pg
+    on pg.document_id = cand.document_id and pg.pos = hit.pos
 ),
 -- The signals, each between 0 and 1 (shares of the query's idf unless said otherwise):
 --   bm     bm25 over the whole query, relative to the best candidate;
---   cover  coordination: the share of the query the section or its document holds at all, so
---          a section with all four terms beats a short one with three;
+--   cover  coordination: the share of the query the section or its document's name holds at
+--          all (half for an identifier only another section of its page holds), so a section
+--          with all four terms beats a short one with three;
 --   exact  exact-token evidence: identifiers the query names, held by the section as written
 --          (case-exact and defining counts more), as a share of the query, not of the best
 --          candidate, so an ordinary word that is a token somewhere earns only its share;
@@ -176,7 +190,7 @@ termhit(id, pos, t, strong, idf, total, bm_n, any_, in_file, in_doc, in_head, in
 --          further down. (An empty "## Troubleshooting" over its cases is an answer: it stays.)
 feature(id, bm, cover, exact, head, hprec, file, nexact, nstrong) as materialized (
   select th.id, max(th.bm_n),
-    sum(th.idf * (th.any_ or th.in_doc)) / max(th.total),
+    sum(th.idf * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end) / max(th.total),
     min(sum(th.ev) / max(th.total), 1.0),
     sum(th.idf * (th.in_head or th.in_trail)) / max(th.total),
     min(1.0, sum(th.in_head) * 1.0 / max(f.nhead, 1)),

@@ -149,7 +149,7 @@ def test_stored_queries_come_from_the_index(site: InProcessDatasette, index_db: 
 def test_helper_tables_are_hidden_and_sections_searchable(site: InProcessDatasette) -> None:
     tables = {t["name"]: t for t in site.get_json(f"/{DB_NAME}.json")["tables"]}
     hidden = sorted(name for name, t in tables.items() if t["hidden"])
-    assert hidden == ["mdfts_stopwords", "mdfts_synonyms", "sections_fts", "sections_fts_config",
+    assert hidden == ["mdfts_roles", "mdfts_stopwords", "mdfts_synonyms", "sections_fts", "sections_fts_config",
                       "sections_fts_data", "sections_fts_docsize", "sections_fts_idx", "term_df", "token_df"]
     assert tables["sections"]["fts_table"] == "sections_fts"
 
@@ -296,7 +296,7 @@ def test_datasette_metadata_prints_0_65_metadata(index_db: Path) -> None:
     stored = _stored_sql(index_db)
     assert {name: q["sql"] for name, q in db["queries"].items()} == {
         name: sql for name, sql in stored.items() if name != "documents"}
-    assert db["queries"]["search"]["params"] == ["q", "limit"]
+    assert db["queries"]["search"]["params"] == ["q", "limit", "explain"]
     assert db["queries"]["search"]["title"] == "Search the docs"
     sections = db["tables"]["sections"]
     assert (sections["fts_table"], sections["fts_pk"]) == ("sections_fts", "id")

@@ -121,7 +121,7 @@ def test_previous_is_left_untouched(docs: Path, old_db: Path, tmp_path: Path) ->
 def _other_schema(db: Path) -> str:
     with sqlite3.connect(db) as conn:
         conn.execute("pragma user_version = 99")
-    return "schema 99, this mdfts reads 1; rebuild it"
+    return "schema 99, this mdfts reads 2; rebuild it"
 
 
 def _other_mdfts(db: Path) -> str:

@@ -17,18 +17,19 @@ TABLES = {
     "sections": [
         "id", "document_id", "path", "title", "ordinal", "level", "heading", "trail", "anchor",
         "start_line", "end_line", "parent_id", "prev_id", "next_id", "body", "chars",
-        "env_vars", "cli_flags", "error_codes", "identifiers", "names", "versions", "dotted_names",
-        "file_paths", "urls", "hosts", "code_spans", "text",
+        "file_words", "heading_parts", "env_vars", "cli_flags", "error_codes", "identifiers", "names", "versions", "dotted_names",
+        "file_paths", "urls", "hosts", "code_spans", "text", "head",
     ],
     "tokens": ["norm", "section_id", "token", "kind", "source"],
     "sections_fts": [
-        "path", "title", "trail", "text", "env_vars", "cli_flags", "error_codes", "identifiers", "names",
+        "path", "file_words", "title", "head", "trail", "text", "env_vars", "cli_flags", "error_codes", "identifiers", "names",
         "versions", "dotted_names", "file_paths", "urls", "hosts", "code_spans",
     ],
     "term_df": ["term", "df", "idf"],
     "token_df": ["norm", "df", "idf"],
     "mdfts_stopwords": ["word"],
-    "mdfts_synonyms": ["grp", "word", "stem"],
+    "mdfts_synonyms": ["grp", "word"],
+    "mdfts_roles": ["cue", "word"],
     "mdfts_meta": ["key", "value"],
     "mdfts_queries": ["name", "title", "description", "params", "sql"],
 }
@@ -66,11 +67,11 @@ def test_fts_declaration(fixture_conn: sqlite3.Connection) -> None:
     assert 'content="sections"' in sql
     assert 'content_rowid="id"' in sql
     assert f'tokenize="{TOKENIZER}"' in sql
-    assert TOKENIZER == "unicode61 remove_diacritics 2"
+    assert TOKENIZER == "porter unicode61 remove_diacritics 2"
 
 
 def test_pragmas(fixture_conn: sqlite3.Connection, fixture_db: Path) -> None:
-    assert fixture_conn.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION == 1
+    assert fixture_conn.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION == 2
     assert fixture_conn.execute("pragma application_id").fetchone()[0] == APPLICATION_ID == 0x6D646674
     assert fixture_conn.execute("pragma page_size").fetchone()[0] == 4096
     assert fixture_conn.execute("pragma auto_vacuum").fetchone()[0] == 0
@@ -88,7 +89,7 @@ def test_meta_keys(fixture_conn: sqlite3.Connection) -> None:
     counts = {t: str(fixture_conn.execute(f"select count(*) from {t}").fetchone()[0])
               for t in ("documents", "sections", "tokens")}
     assert {k: meta[k] for k in counts} == counts
-    assert (meta["schema_version"], meta["tokenizer"], meta["source"]) == ("1", TOKENIZER, "docs")
+    assert (meta["schema_version"], meta["tokenizer"], meta["source"]) == ("2", TOKENIZER, "docs")
     assert len(meta["content_digest"]) == 64
 
 
