@@ -150,7 +150,7 @@ def _target_anchors(path: Path, anchors: dict[Path, set[str] | None]) -> set[str
     """Anchors of a markdown file, read on first use when it is outside the checked folders."""
     if path not in anchors:
         try:
-            src = read_source(SourceFile(path.name, path))
+            src = read_source(SourceFile(path.name, path.parent))
             anchors[path] = _anchors(split_sections(src.path, src.text), src.text)
         except SourceError:
             anchors[path] = None

@@ -21,8 +21,16 @@ SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
 @dataclass(frozen=True, slots=True)
 class SourceFile:
     path: str  # relative to the root it came from, "/" separators
-    abspath: Path  # for a file held in memory, its source and path (not a file on disk)
+    # The folder `path` is below, one Path shared by every file of a build: a Path per file was
+    # ~400 bytes of each file's ~560 in the list a build holds (70 MB at 125k files).
+    root: Path
     data: bytes | None = None  # the bytes of a file held in memory; None: read abspath
+    below: str = ""  # the path below `root` when it is not `path` (a prefixed file in memory)
+
+    @property
+    def abspath(self) -> Path:
+        """The file; for a file held in memory, its source and path (not a file on disk)."""
+        return self.root / (self.below or self.path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +161,8 @@ def discover(
         return False
 
     def add(abspath: Path, root: Path) -> None:
-        rel = abspath.relative_to(base).as_posix() if _inside(abspath, base) else abspath.name
+        folder = base if _inside(abspath, base) else abspath.parent
+        rel = abspath.relative_to(folder).as_posix()
         real = abspath  # the walk starts at resolved roots and enters no linked folder
         if abspath.is_symlink():
             try:
@@ -168,7 +177,7 @@ def discover(
                 return
         if real in skipped or not claim(rel, ""):
             return
-        found[rel] = SourceFile(rel, abspath)
+        found[rel] = SourceFile(rel, folder)
 
     def unlistable(err: OSError) -> None:
         where = Path(err.filename).relative_to(base).as_posix() if err.filename else "?"
@@ -197,7 +206,7 @@ def discover(
         for rel, data in sorted(fs.files.items()):
             path = f"{fs.prefix}/{rel}" if mixed else rel
             if claim(path, fs.name):
-                found[path] = SourceFile(path, Path(fs.name, rel), data)
+                found[path] = SourceFile(path, Path(fs.name), data, "" if path == rel else rel)
     return [found[k] for k in sorted(found)]
 
 

@@ -160,3 +160,15 @@ def test_decode_errors_name_the_line(data: bytes, error: str) -> None:
     with pytest.raises(SourceError) as err:
         decode("bad.md", data)
     assert str(err.value) == error
+
+
+def test_files_share_one_root_and_name_their_file(tmp_path: Path) -> None:
+    # A build holds the whole list: one Path per file was most of its memory at 125k files.
+    root = _tree(tmp_path / "docs", TREE)
+    found = discover([root])
+    assert len({id(f.root) for f in found}) == 1
+    assert [f.abspath for f in found] == [root.resolve() / f.path for f in found]
+    files = FileSet("github:o/r", "o/r/docs", {"b/x.md": b"# X\n"})
+    mixed = discover([_tree(tmp_path / "runbooks", ["r.md"]), files])
+    assert [(f.path, f.abspath) for f in mixed] == [
+        ("o/r/docs/b/x.md", Path("github:o/r", "b/x.md")), ("runbooks/r.md", (tmp_path / "runbooks/r.md").resolve())]
