@@ -18,7 +18,7 @@ from typing import Any, Literal, get_args
 
 from mdfts.errors import IndexVersionError, MdftsError
 
-SCHEMA_VERSION = 2  # PRAGMA user_version; mdfts_meta.schema_version
+SCHEMA_VERSION = 3  # PRAGMA user_version; mdfts_meta.schema_version
 APPLICATION_ID = 0x6D646674  # "mdft"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 

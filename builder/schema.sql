@@ -37,17 +37,17 @@ create table sections (
   chars        integer not null,       -- length of body
   file_words   text not null,          -- the file name's words for search (mdfts.words.file_words)
   heading_parts text not null,         -- CamelCase parts of the heading's words, '' when none
-  env_vars     text not null,          -- JSON arrays of exact tokens, one column per kind
-  cli_flags    text not null,
-  error_codes  text not null,
-  identifiers  text not null,
-  names        text not null,
-  versions     text not null,
-  dotted_names text not null,
-  file_paths   text not null,
-  urls         text not null,
-  hosts        text not null,
-  code_spans   text not null,
+  env_vars     text,                   -- JSON arrays of exact tokens, one column per kind;
+  cli_flags    text,                   -- NULL when the section has none of that kind
+  error_codes  text,
+  identifiers  text,
+  names        text,
+  versions     text,
+  dotted_names text,
+  file_paths   text,
+  urls         text,
+  hosts        text,
+  code_spans   text,
   -- Plain text, computed on read from body (emphasis and code markers removed) rather than
   -- stored a second time: the index stays near 2x the markdown instead of 3x.
   text         text generated always as (

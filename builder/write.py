@@ -45,8 +45,10 @@ _COPY_DOCUMENT = (
 _to_json = json.JSONEncoder(ensure_ascii=False).encode
 
 
-def _json_list(items: list[str]) -> str:
-    return _to_json(sorted(set(items))) if items else "[]"
+def _json_list(items: list[str]) -> str | None:
+    # NULL, not "[]", for a kind a section has none of (most sections, for most kinds): ~0.09x
+    # of the corpus bytes on the sample, and json_each(NULL) is empty like json_each('[]').
+    return _to_json(sorted(set(items))) if items else None
 
 
 # One document's rows without ids (they depend on the documents before it): what a worker

@@ -12,6 +12,7 @@ import click
 import pytest
 
 from mdfts import __version__
+from mdfts.artifact import SCHEMA_VERSION
 from mdfts.cli import cli
 
 from conftest import FIXTURE_DOCS, REPO, run_cli
@@ -37,10 +38,10 @@ def test_build_then_info(tmp_path: Path) -> None:
     assert re.fullmatch(rf"{re.escape(str(out))}: \d+ documents, \d+ sections, \d+ exact tokens, [\d,]+ bytes in "
                         r"\d+\.\d\ds\n", result.stderr)
     info = json.loads(run_cli(["info", out, "--json"]).stdout)
-    assert (info["schema_version"], info["compatible"], info["meta"]["source"]) == (2, True, "docs")
+    assert (info["schema_version"], info["compatible"], info["meta"]["source"]) == (SCHEMA_VERSION, True, "docs")
     assert info["queries"] == ["documents", "neighbors", "outline", "search", "section", "token"]
     text = run_cli(["info", out]).stdout
-    assert "schema            2 (this mdfts reads 2: compatible)" in text
+    assert f"schema            {SCHEMA_VERSION} (this mdfts reads {SCHEMA_VERSION}: compatible)" in text
 
 
 def test_build_quiet_prints_nothing(tmp_path: Path) -> None:
@@ -365,7 +366,7 @@ def test_schema_mismatch_says_rebuild(fixture_db: Path, tmp_path: Path) -> None:
     conn.execute("pragma user_version = 99")
     conn.close()
     result = run_cli(["search", old, "x"])
-    assert (result.exit_code, result.stderr) == (1, f"Error: {old}: schema 99, this mdfts reads 2; rebuild it\n")
+    assert (result.exit_code, result.stderr) == (1, f"Error: {old}: schema 99, this mdfts reads {SCHEMA_VERSION}; rebuild it\n")
     info = json.loads(run_cli(["info", old, "--json"]).stdout)
     assert info["compatible"] is False
 

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 import mdfts.build
+from mdfts.artifact import SCHEMA_VERSION
 from mdfts.build import build_index
 from mdfts.cli import cli
 
@@ -121,7 +122,7 @@ def test_previous_is_left_untouched(docs: Path, old_db: Path, tmp_path: Path) ->
 def _other_schema(db: Path) -> str:
     with sqlite3.connect(db) as conn:
         conn.execute("pragma user_version = 99")
-    return "schema 99, this mdfts reads 2; rebuild it"
+    return f"schema 99, this mdfts reads {SCHEMA_VERSION}; rebuild it"
 
 
 def _other_mdfts(db: Path) -> str:

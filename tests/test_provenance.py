@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 import mdfts
+from mdfts.artifact import SCHEMA_VERSION
 from mdfts.build import build_index
 from mdfts.cli import cli
 
@@ -158,7 +159,7 @@ def test_info_shows_the_three_versions(tmp_path: Path) -> None:
 
     rows = dict(tuple(part.strip() for part in line.split("  ", 1)) for line in result.stdout.splitlines())
     assert result.exit_code == 0
-    assert rows["schema"] == "2 (this mdfts reads 2: compatible)"
+    assert rows["schema"] == f"{SCHEMA_VERSION} (this mdfts reads {SCHEMA_VERSION}: compatible)"
     assert rows["artifact version"] == "docs-7"
     assert rows["git ref"] == "refs/heads/main"
     assert rows["built by mdfts"] == mdfts.__version__
