@@ -1,5 +1,6 @@
 """Bounds under hostile input: peak build memory at 1x and 8x a corpus, pathological markdown times,
-and the cost of huge queries. Prints markdown tables (the figures in docs/bad-input.md).
+the cost of huge queries, and the slowest page of `mdfts serve` (bench/pages.py). Prints markdown
+tables (the figures in docs/bad-input.md).
 
     python -m bench stress [CORPUS ...] [--times 1,8] [--size 1000000]
 """
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from bench import pages
 from bench.common import build_peak, corpus_files, replicate
 
 # Each case: text of about `n` characters that a markdown parser or our regexes may find slow.
@@ -120,3 +122,5 @@ def main(corpora: tuple[Path, ...], times: str, size: int) -> None:
         click.echo("\n## Query cost (on the largest index above)\n")
         biggest = max(work.glob("x*.db"), key=lambda p: p.stat().st_size)
         click.echo("\n".join(queries(biggest)))
+        click.echo("\n## Pages of `mdfts serve` (the hostile files of #16, plus the corpora)\n")
+        click.echo("\n".join(pages.pages(pages.hostile_index(work, corpora or (Path("sample/docs"),)))))

@@ -189,6 +189,12 @@ def test_typing_a_query_shows_the_right_section_first(server: str, browser: Brow
     assert browser.js("return getComputedStyle(arguments[0]).whiteSpace", paragraph) == "normal"
     assert "\n" not in paragraph.text and "Check that PAYMENTS_DB_URL" in paragraph.text
     browser.shot("search-show-all")
+    # A section that fits in the fold offers no "show all".
+    cards = browser.find_all(".mdfts-card")
+    short = next(c for c in cards if c.find_element(By.CSS_SELECTOR, ".mdfts-card-title a").text
+                 == "Payments runbook")
+    assert not short.find_element(By.CSS_SELECTOR, ".mdfts-more-label").is_displayed()
+    assert short.find_element(By.LINK_TEXT, "open the section").is_displayed()
     _no_console_errors(browser)
 
 

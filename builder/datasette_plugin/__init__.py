@@ -142,6 +142,20 @@ async def _css() -> Response:
     return Response(css, content_type="text/css; charset=utf-8")
 
 
+# A folded section that fits in its fold needs no "show all" (nor the fade): mark it so.
+FOLD_SCRIPT = """
+document.querySelectorAll(".mdfts-fold").forEach(function (fold) {
+  var clamp = fold.querySelector(".mdfts-clamp");
+  if (clamp && clamp.scrollHeight <= clamp.clientHeight + 2) fold.classList.add("mdfts-fits");
+});
+"""
+
+
+@hookimpl
+def extra_body_script(database: str | None, datasette: Any) -> str:
+    return FOLD_SCRIPT if _facts(datasette, database) else ""
+
+
 @hookimpl
 def extra_css_urls(database: str | None, datasette: Any) -> list[str]:
     return [datasette.urls.path("/-/mdfts.css")] if _facts(datasette, database) else []
