@@ -191,7 +191,7 @@ def index_info(path: Path) -> dict[str, Any]:
 
 
 # mdfts_meta stores text; info() gives these as numbers (one vocabulary: numbers are numbers).
-_COUNTS = {"documents", "sections", "tokens", "files", "skipped", "schema_version"}
+_NUMBERS = {"documents", "sections", "tokens", "files", "skipped", "schema_version", "built_at"}
 
 
 def _info(path: Path, db: sqlite3.Connection, meta: dict[str, str], queries: list[str]) -> dict[str, Any]:
@@ -207,6 +207,6 @@ def _info(path: Path, db: sqlite3.Connection, meta: dict[str, str], queries: lis
         "readable_schema_version": SCHEMA_VERSION,
         "compatible": app_id == APPLICATION_ID and version == SCHEMA_VERSION,
         "mdfts_version": __version__,
-        "meta": {k: int(v) if k in _COUNTS and v.isdigit() else v for k, v in meta.items()},
+        "meta": {k: int(v) if k in _NUMBERS and v.isdigit() else v for k, v in meta.items()},
         "queries": queries,
     }

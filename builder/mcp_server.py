@@ -7,6 +7,7 @@ text form, operator caps that clamp an agent's larger values, and per-index reso
 # No `from __future__ import annotations`: the SDK reads the tool signatures at run time, and
 # their descriptions name the operator caps of this server.
 
+import datetime
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -62,8 +63,9 @@ def instructions(indexes: dict[str, Index]) -> str:
             parts.append(f"version {m['artifact_version']}")
         if m.get("git_commit"):
             parts.append(f"commit {m['git_commit'][:12]}")
-        if m.get("built_at"):
-            parts.append(f"built {m['built_at']}")
+        if m.get("built_at", "").isdigit():
+            day = datetime.datetime.fromtimestamp(int(m["built_at"]), datetime.timezone.utc).date()
+            parts.append(f"built {day.isoformat()}")
         lines.append(f"- index {name!r}: " + ", ".join(parts))
     return (
         "Markdown documentation, split into heading-bounded sections:\n" + "\n".join(lines) + "\n"

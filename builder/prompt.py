@@ -208,7 +208,8 @@ def _json(p: Provenance, budget: int, used: int, tokenizer: str, blocks: list[Bl
     number = {b.hit.id: n for n, b in enumerate(blocks, 1)}
     doc: dict[str, Any] = {"index": p.index}
     if not brief:
-        doc.update(version=p.version, commit=p.commit, built_at=p.built_at, source=p.source)
+        built: int | str | None = int(p.built_at) if p.built_at.isdigit() else p.built_at or None
+        doc.update(version=p.version, commit=p.commit, built_at=built, source=p.source)
     doc.update(question=question, budget=budget, used=used, tokenizer=tokenizer)
     doc["documents"] = [
         {

@@ -238,3 +238,14 @@ def test_cli_without_mcp_says_what_to_install(two_dbs: tuple[Path, Path]) -> Non
     result = subprocess.run([sys.executable, "-c", code, str(two_dbs[0])], capture_output=True, text=True)
     assert result.returncode == 1
     assert result.stderr == "Error: the MCP server needs the mcp package: pip install 'mdfts[mcp]'\n"
+
+
+def test_instructions_give_the_build_date_and_info_a_number(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764547200")  # 2025-12-01 00:00 UTC
+    build_index([FIXTURE_DOCS], tmp_path / "dated.db")
+    from mdfts.mcp_server import instructions
+
+    with mdfts.open_index(tmp_path / "dated.db") as ix:
+        assert "built 2025-12-01" in instructions({"dated": ix})
+        assert ix.info()["meta"]["built_at"] == 1764547200
+        assert json.loads(ix.context("payments", max_tokens=500, format="json").text)["built_at"] == 1764547200

@@ -124,7 +124,7 @@ def test_json_layout_carries_provenance(ix: mdfts.Index) -> None:
     doc = json.loads(ctx.text)
     assert {k: doc[k] for k in ("index", "version", "commit", "built_at", "budget", "used", "tokenizer")} == {
         "index": "sample", "version": ix.meta["artifact_version"], "commit": ix.meta["git_commit"],
-        "built_at": ix.meta.get("built_at", ""), "budget": 2000, "used": ctx.used, "tokenizer": "bytes/4"}
+        "built_at": int(ix.meta["built_at"]) if "built_at" in ix.meta else None, "budget": 2000, "used": ctx.used, "tokenizer": "bytes/4"}
     first = next(d for d in doc["documents"] if d["role"] == "match" and d["rank"] == 1)
     assert (first["ref"], first["source"], first["title"]) == (
         "runbooks/payments.md#rollback-procedure", "runbooks/payments.md:83-103", "payments › Rollback procedure")
