@@ -6,6 +6,7 @@ import math
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,12 +130,15 @@ def build_peak(sources: Sequence[Path], out: Path) -> Peak:
 
 def portable_command(prog: str, argv: Sequence[str]) -> str:
     """The command line for a report, without this machine's absolute paths: paths inside the
-    checkout or beside it become relative to the checkout; other paths keep their last part."""
+    checkout or beside it (../shared) become relative to the checkout; temporary and other paths
+    keep their last part."""
+    temp = Path(tempfile.gettempdir()).resolve()
     shown = [prog]
     for arg in argv:
         path = Path(arg)
         if path.is_absolute():
-            for base, prefix in ((REPO, ""), (REPO.parent, "../")):
+            beside = [] if path.resolve().is_relative_to(temp) else [(REPO.parent, "../")]
+            for base, prefix in [(REPO, ""), *beside]:
                 if base != Path(base.anchor) and path.is_relative_to(base):
                     arg = prefix + path.relative_to(base).as_posix()
                     break

@@ -79,10 +79,11 @@ def test_build_peak_reads_vmhwm_of_a_fresh_process(tmp_path: Path) -> None:
     assert 5 < imports.rss_mb <= built.rss_mb < 500
 
 
-def test_portable_command_drops_this_machines_paths() -> None:
+def test_portable_command_drops_this_machines_paths(tmp_path: Path) -> None:
     assert portable_command("python -m bench speed", [
-        str(REPO / "sample" / "docs"), str(REPO.parent / "shared" / "corpora" / "x"), "/elsewhere/work", "--runs", "1",
-    ]) == "python -m bench speed sample/docs ../shared/corpora/x .../work --runs 1"
+        str(REPO / "sample" / "docs"), str(REPO.parent / "shared" / "corpora" / "x"), "/elsewhere/work",
+        str(tmp_path / "out.md"), "--runs", "1",
+    ]) == "python -m bench speed sample/docs ../shared/corpora/x .../work .../out.md --runs 1"
 
 
 def _bench(*args: str) -> subprocess.CompletedProcess[str]:
