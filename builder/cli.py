@@ -247,7 +247,7 @@ def info(db: Path, as_json: bool) -> None:
 @limit_option(10, 1000)
 @click.option("--queries", "queries_file", type=click.File("r", encoding="utf-8", errors="replace"),
               help="Run every line of this file as a query (- for stdin); prints JSON Lines.")
-@json_option("JSON: an array, or with --queries one object a line")
+@json_option("JSON: an array, or with --queries one object a line; the markdown is body, and content (an alias)")
 @click.option("--sql", "show_sql", is_flag=True, help="Print the SQL of the search query instead.")
 def search(db: Path, query: str | None, k: int, queries_file: Any, as_json: bool, show_sql: bool) -> None:
     """Find the sections that best match QUERY (any text: words, ENV_VARS, --flags, E1234).
