@@ -32,6 +32,7 @@ def _llm(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(exe), *args], capture_output=True, text=True, env={**os.environ}, timeout=120)
 
 
+@pytest.mark.integration
 def test_the_plugin_registers_its_three_hooks() -> None:
     out = _llm("plugins")
     [mine] = [p for p in json.loads(out.stdout) if p["name"] == "mdfts"]
@@ -57,6 +58,7 @@ def test_section_and_token_fragments(sample_db: Path) -> None:
         loader(str(sample_db))
 
 
+@pytest.mark.integration
 def test_fragment_reaches_the_model_through_the_cli(sample_db: Path) -> None:
     out = _llm("-m", "echo", "-f", f"mdfts:{sample_db}?q=roll back payments&k=1", "How do I roll back?")
     assert out.returncode == 0, out.stderr
@@ -81,6 +83,7 @@ def test_toolbox_search_then_fetch_with_the_echo_model(sample_db: Path) -> None:
     assert ctx.startswith("<documents ") and (len(ctx.encode()) + 3) // 4 <= 800
 
 
+@pytest.mark.integration
 def test_template_sets_a_system_prompt_and_the_toolbox(sample_db: Path) -> None:
     template = llm.get_template_loaders()["mdfts"](str(sample_db))
     assert template.tools == [f"Mdfts({json.dumps(str(sample_db))})"]
@@ -91,6 +94,7 @@ def test_template_sets_a_system_prompt_and_the_toolbox(sample_db: Path) -> None:
     assert "Mdfts_search" in echoed["system"] and echoed["prompt"] == "Which env var sets the payments DB?"
 
 
+@pytest.mark.integration
 def test_core_does_not_import_llm(sample_db: Path) -> None:
     code = ("import sys, mdfts, mdfts.cli, mdfts.lookup\n"
             "ix = mdfts.open_index(sys.argv[1]); ix.search('rollback'); ix.context('rollback')\n"

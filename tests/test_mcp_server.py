@@ -197,6 +197,7 @@ def test_rrf_is_plain_reciprocal_rank(two_dbs: tuple[Path, Path]) -> None:
     assert {(h.index, h.id) for h in merged} == {(n, h.id) for n, hs in lists.items() for h in hs}
 
 
+@pytest.mark.integration
 async def test_stdio_subprocess(two_dbs: tuple[Path, Path]) -> None:
     params = StdioServerParameters(command=sys.executable, args=["-m", "mdfts", "mcp", str(two_dbs[0])],
                                    env={**os.environ})
@@ -211,6 +212,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.integration
 async def test_http_on_loopback(two_dbs: tuple[Path, Path]) -> None:
     port = _free_port()
     proc = subprocess.Popen([sys.executable, "-m", "mdfts", "mcp", str(two_dbs[0]), "--http", "--port", str(port)],
@@ -232,6 +234,7 @@ async def test_http_on_loopback(two_dbs: tuple[Path, Path]) -> None:
         proc.wait(timeout=10)
 
 
+@pytest.mark.integration
 def test_cli_without_mcp_says_what_to_install(two_dbs: tuple[Path, Path]) -> None:
     code = ("import sys; sys.modules['mcp'] = None\n"
             "from mdfts.cli import cli\ncli(['mcp', sys.argv[1]])")

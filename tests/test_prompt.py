@@ -42,6 +42,7 @@ def _fits_at_all(ix: mdfts.Index, question: str, budget: int, fmt: str) -> bool:
     return count(text) <= budget
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("question", QUESTIONS)
 def test_budget_is_never_exceeded_and_the_figure_is_exact(ix: mdfts.Index, question: str, fmt: str) -> None:
@@ -54,6 +55,7 @@ def test_budget_is_never_exceeded_and_the_figure_is_exact(ix: mdfts.Index, quest
             assert any(b.hit.id == top[0].id for b in ctx.blocks), (budget, fmt)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_sections_whole_or_cut_with_text_listed_once_grouped_by_document(ix: mdfts.Index, fmt: str) -> None:
     for question in QUESTIONS:
