@@ -3,23 +3,28 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sqlite3
 import time
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from mdfts.artifact import check_source_url
-from mdfts.discover import DEFAULT_INCLUDE, SourceFile, discover, read_source
+from mdfts.discover import DEFAULT_INCLUDE, FileSet, SourceFile, discover, read_source
 from mdfts.errors import MdftsError, SourceError, display
 from mdfts.index import open_index
-from mdfts.provenance import artifact_version as _artifact_version, read_provenance
+from mdfts.provenance import Provenance, read_provenance
+from mdfts.provenance import artifact_version as _artifact_version
 from mdfts.queries import package_queries
 from mdfts.sections import split_sections
 from mdfts.workers import default_workers, ordered_map
 from mdfts.write import DocumentRows, IndexWriter, WriteStats, add_time, prepare_rows
+
+if TYPE_CHECKING:
+    from mdfts.github import GitHubOptions
 
 ON_ERROR = ("fail", "skip")
 
@@ -34,7 +39,7 @@ class BuildResult:
 
 
 def build_index(
-    roots: Sequence[Path],
+    roots: Sequence[Path | str | FileSet],
     out: Path,
     *,
     include: Sequence[str] = DEFAULT_INCLUDE,
@@ -49,6 +54,7 @@ def build_index(
     timings: dict[str, float] | None = None,
     allow_empty: bool = False,
     workers: int | None = None,
+    github: GitHubOptions | None = None,
 ) -> BuildResult:
     """Build the index file `out` from the markdown under `roots`; the old file survives a failure.
 
@@ -67,6 +73,8 @@ def build_index(
     :param workers: processes that read and parse files while this one writes rows; None picks
         one per core (see mdfts.workers.default_workers), 1 runs everything here. The index is
         byte-identical whatever the number. A build that reuses `previous` runs in one process.
+    :param roots: folders, files, `github:OWNER/REPO[@REF][:PATH]` strings (fetched first, see
+        docs/github.md; `github` says how) or FileSets.
     """
     if on_error not in ON_ERROR:
         raise MdftsError(f"--on-error must be one of {', '.join(ON_ERROR)}")
@@ -74,18 +82,24 @@ def build_index(
     if source_url:
         check_source_url(source_url)
     started = add_time(timings, "", 0.0)
-    files = discover(roots, include, exclude, skip=[out], warn=warn, on_error=on_error)
+    sources = _fetched(roots, include, exclude, github, warn)
+    files = discover(sources, include, exclude, skip=[out], warn=warn, on_error=on_error)
     add_time(timings, "discover", started)
     if not files and not allow_empty:
-        raise MdftsError(_nothing_matched(roots, include, exclude))
+        named = [r.name if isinstance(r, FileSet) else r for r in roots]
+        raise MdftsError(_nothing_matched(named, include, exclude))
     meta = {
         "mdfts_version": _version(),
-        "source": source_name or ", ".join(sorted({r.resolve().name or "/" for r in roots})),
+        "source": source_name or ", ".join(sorted({
+            r.name if isinstance(r, FileSet) else r.resolve().name or "/" for r in sources})),
         "files": str(len(files)),
+        **_fileset_meta(sources),
     }
     if source_url:
         meta["source_url"] = source_url
-    provenance = read_provenance(roots[0], files, warn)
+    first = sources[0]
+    provenance = (read_provenance(first, files, warn) if isinstance(first, Path)
+                  else Provenance(first.commit, first.commit_time, None, None, False) if first.commit else None)
     version = _artifact_version(artifact_version, provenance)
     meta.update(provenance.meta() if provenance else {})
     meta.update({"artifact_version": version} if version else {})
@@ -108,11 +122,32 @@ def build_index(
         raise MdftsError(f"{out}: cannot write the index: {err.strerror or err}") from None
 
 
-def _nothing_matched(roots: Sequence[Path], include: Sequence[str], exclude: Sequence[str]) -> str:
+def _nothing_matched(roots: Sequence[Path | str], include: Sequence[str], exclude: Sequence[str]) -> str:
     where = ", ".join(display(str(r)) for r in roots)
     but = f", less --exclude {' '.join(exclude)}" if exclude else ""
     return (f"{where}: no file matches --include {' '.join(include)}{but}; nothing to index "
             "(--allow-empty builds an empty index)")
+
+
+def _fetched(roots: Sequence[Path | str | FileSet], include: Sequence[str], exclude: Sequence[str],
+             github: GitHubOptions | None, warn: Callable[[str], None] | None) -> list[Path | FileSet]:
+    """The roots, each `github:` string fetched into a FileSet (the network only when there is one)."""
+    if not any(isinstance(r, str) and r.startswith("github:") for r in roots):
+        return [Path(r) if isinstance(r, str) else r for r in roots]
+    from mdfts.github import fetch_sources
+
+    return fetch_sources(roots, include, exclude, github, warn)
+
+
+def _fileset_meta(sources: Sequence[Path | FileSet]) -> dict[str, str]:
+    """A lone FileSet's provenance rows (source_ref, source_commit, ..., default source_url); with
+    several sources, each FileSet's rows and path prefix as one JSON row, `sources`."""
+    sets = [s for s in sources if isinstance(s, FileSet)]
+    if len(sources) == 1 and sets:
+        return dict(sets[0].meta)
+    rows = [{"source": s.name, "prefix": s.prefix, **{k: v for k, v in s.meta.items() if k != "source_url"}}
+            for s in sets]
+    return {"sources": json.dumps(rows, ensure_ascii=False, sort_keys=True)} if rows else {}
 
 
 def _reusable(previous: Path, version: str, warn: Callable[[str], None] | None) -> Path | None:

@@ -83,7 +83,7 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("sources", nargs=-1, required=True)
 @click.option("-o", "--output", "out", required=True, type=click.Path(path_type=Path, dir_okay=False),
               help="The .db file to write (replaced atomically).")
 @click.option("--include", multiple=True, metavar="GLOB",
@@ -102,27 +102,50 @@ def cli() -> None:
               help="Copy unchanged files (same path and sha256) from this older index instead of "
                    "parsing them; the result equals a full build. May be the --output file itself.")
 @click.option("--allow-empty", is_flag=True, help="Build an index even when no file matches (else an error).")
+@click.option("--api-url", metavar="URL", envvar="GITHUB_API_URL",
+              help="GitHub API for github: sources [env GITHUB_API_URL; default https://api.github.com].")
+@click.option("--max-wait", metavar="SECONDS", type=click.FloatRange(0), default=900, show_default=True,
+              help="Longest total wait for GitHub's rate limits; 0 fails at once.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 @json_option("the build summary as one JSON object (stdout)")
-def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclude: tuple[str, ...],
+def build(sources: tuple[str, ...], out: Path, include: tuple[str, ...], exclude: tuple[str, ...],
           on_error: str, source_name: str | None, source_url: str | None, artifact_version: str | None,
-          previous: Path | None, allow_empty: bool, quiet: bool, as_json: bool) -> None:
-    """Build an index from one or more folders of markdown.
+          previous: Path | None, allow_empty: bool, api_url: str | None, max_wait: float, quiet: bool,
+          as_json: bool) -> None:
+    """Build an index from folders of markdown and github:OWNER/REPO[@REF][:PATH] sources.
+
+    A GitHub source is one tarball download (token from GITHUB_TOKEN or GH_TOKEN); see docs/github.md.
 
     \b
     Examples:
       mdfts build docs/ -o dist/docs.db
       mdfts build docs/ -o dist/docs.db --previous dist/docs.db   # incremental
+      mdfts build github:acme/handbook@main:docs -o dist/handbook.db
     """
     from mdfts.build import build_index
     from mdfts.discover import DEFAULT_INCLUDE
+    from mdfts.github import GitHubOptions
 
     started = time.perf_counter()
     bar = None
     show_bar = not quiet and sys.stderr.isatty()
 
+    line_open = False  # a download's progress line, ended before anything else is printed
+
+    def fetched(source: str, size: int, files: int) -> None:
+        nonlocal line_open
+        line_open = True
+        click.echo(f"\rDownloading {source}: {size / 1e6:.1f} MB, {files} files kept", nl=False, err=True)
+
+    def end_line() -> None:
+        nonlocal line_open
+        if line_open:
+            click.echo("", err=True)
+            line_open = False
+
     def progress(done: int, total: int, path: str) -> None:
         nonlocal bar
+        end_line()
         if bar is None:
             bar = click.progressbar(length=total, label="Indexing", file=sys.stderr)
             bar.__enter__()
@@ -135,9 +158,11 @@ def build(sources: tuple[Path, ...], out: Path, include: tuple[str, ...], exclud
             list(sources), out, include=include or DEFAULT_INCLUDE, exclude=exclude, on_error=on_error,
             source_name=source_name, source_url=source_url, artifact_version=artifact_version, warn=_warn,
             progress=progress if show_bar else None, previous=previous, allow_empty=allow_empty,
+            github=GitHubOptions(api_url=api_url, max_wait=max_wait, progress=fetched if show_bar else None),
         )
     finally:
         signal.signal(signal.SIGTERM, old_term)
+        end_line()
         if bar is not None:
             bar.__exit__(None, None, None)
     s = result.stats

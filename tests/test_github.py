@@ -1,0 +1,462 @@
+"""Building from github:OWNER/REPO[@REF][:PATH] against a fake GitHub on 127.0.0.1: request counts,
+ETag reuse, the exact rate-limit rules, the token's reach, hostile archives, and equality with a
+build from a local clone of the same commit."""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fakegithub import FAKE_NOW, Canned, Clock, FakeGitHub
+from gitrepo import commit_all, git, isolate, make_repo
+from mdfts.build import build_index
+from mdfts.discover import FileSet, discover
+from mdfts.errors import MdftsError
+from mdfts.github import (
+    GitHubClient, GitHubOptions, GitHubSource, parse_source, read_archive, source_url_template, web_url,
+)
+from conftest import run_cli
+
+TOKEN = "ghs_fakeTOKENfortests0123456789"
+OWNER_REPO = "acme/handbook"
+
+
+@pytest.fixture
+def clone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository: docs/ (the fixture tree plus files discover leaves out), a README at the top."""
+    isolate(monkeypatch)
+    repo = tmp_path / "clone"
+    docs = make_repo(repo)
+    (docs / ".hidden").mkdir()
+    (docs / ".hidden" / "secret.md").write_text("# Hidden\n")
+    (docs / "node_modules").mkdir()
+    (docs / "node_modules" / "dep.md").write_text("# Dependency\n")
+    (docs / "notes.txt").write_text("not markdown\n")
+    (docs / "guides" / "deploy.md").write_text("# Deploy\n\nSet `DEPLOY_TOKEN` and run `make deploy --force`.\n")
+    (repo / "README.md").write_text("# Handbook\n\nSee docs/.\n")
+    commit_all(repo, "More docs")
+    return repo
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def github(clone: Path, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitHub]:
+    """The fake GitHub serving `clone`; the token in the environment, the cache in tmp_path."""
+    for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "GH_TOKEN", "GITHUB_API_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    fake = FakeGitHub(clone, clock).start()
+    yield fake
+    fake.stop()
+
+
+def _options(fake: FakeGitHub, clock: Clock, **kwargs: object) -> GitHubOptions:
+    return GitHubOptions(api_url=fake.api_url, sleep=clock.sleep, clock=clock.time, **kwargs)
+
+
+def _client(fake: FakeGitHub, clock: Clock, max_wait: float = 10_000) -> GitHubClient:
+    return GitHubClient(fake.api_url, TOKEN, max_wait=max_wait, sleep=clock.sleep, clock=clock.time)
+
+
+def _rows(db: Path, sql: str) -> list[tuple[object, ...]]:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+def _meta(db: Path) -> dict[str, str]:
+    return dict(_rows(db, "select key, value from mdfts_meta"))  # type: ignore[arg-type]
+
+
+def _paths(db: Path) -> list[str]:
+    return [str(r[0]) for r in _rows(db, "select path from documents order by path")]
+
+
+# --- source syntax -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed"),
+    [
+        ("github:acme/handbook", GitHubSource("acme", "handbook", None, "")),
+        ("github:acme/handbook@v1.2", GitHubSource("acme", "handbook", "v1.2", "")),
+        ("github:acme/hand.book@feature/x:docs/guides/", GitHubSource("acme", "hand.book", "feature/x", "docs/guides")),
+        ("github:acme/handbook:./docs//api", GitHubSource("acme", "handbook", None, "docs/api")),
+    ],
+)
+def test_parse_source(text: str, parsed: GitHubSource) -> None:
+    assert parse_source(text) == parsed
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("github:acme", "not a GitHub source"),
+        ("github:acme/hand book", "not a GitHub source"),
+        ("github:acme/handbook@", "is not a valid git ref"),
+        ("github:acme/handbook@a..b", "is not a valid git ref"),
+        ("github:acme/handbook:docs/../..", "may not contain '..'"),
+    ],
+)
+def test_parse_source_rejects(text: str, error: str) -> None:
+    with pytest.raises(MdftsError, match=error):
+        parse_source(text)
+
+
+def test_web_url_and_default_template() -> None:
+    assert web_url("https://api.github.com") == "https://github.com"
+    assert web_url("https://ghe.example.com/api/v3/") == "https://ghe.example.com"
+    assert web_url("https://api.acme.ghe.com") == "https://acme.ghe.com"
+    src = parse_source("github:acme/handbook:docs")
+    assert source_url_template("https://api.github.com", src, "docs") == (
+        "https://github.com/acme/handbook/blob/{commit}/docs/{path}#L{start_line}-L{end_line}")
+
+
+# --- builds end to end ---------------------------------------------------------------------------
+
+
+def test_fresh_build_then_unchanged_ref_costs_one_304(github: FakeGitHub, clock: Clock, clone: Path,
+                                                      tmp_path: Path) -> None:
+    out = tmp_path / "a.db"
+    build_index(["github:acme/handbook:docs"], out, github=_options(github, clock))
+    assert [s.path.split("/")[4] for s in github.api_requests()] == ["commits", "tarball"]
+    assert len(github.downloads()) == 1
+    first = out.read_bytes()
+    sha = git(clone, "rev-parse", "HEAD")
+    assert _paths(out) == ["guides/deploy.md", "guides/releases.md", "guides/setup.md", "index.md"]
+    meta = _meta(out)
+    assert {k: meta[k] for k in ("source", "source_ref", "source_commit", "source_path", "git_commit")} == {
+        "source": "github:acme/handbook", "source_ref": "HEAD", "source_commit": sha, "source_path": "docs",
+        "git_commit": sha}
+    assert meta["source_url"] == f"{github.api_url}/acme/handbook/blob/{{commit}}/docs/{{path}}#L{{start_line}}-L{{end_line}}"
+
+    github.seen.clear()
+    again = tmp_path / "b.db"
+    build_index(["github:acme/handbook:docs"], again, github=_options(github, clock))
+    assert [(s.path.split("/")[4], s.headers.get("if-none-match")) for s in github.seen] == [
+        ("commits", f'W/"{sha[:16]}"')]
+    assert again.read_bytes() == first  # two builds of one commit: the same bytes
+    assert clock.sleeps == []
+
+    github.seen.clear()  # other globs: the commit's cached files do not fit, so one download
+    build_index(["github:acme/handbook:docs"], tmp_path / "c.db", github=_options(github, clock), include=["index.md"])
+    assert [(s.host, s.path.split("/")[4] if s.api else "", s.headers.get("if-none-match") is not None)
+            for s in github.seen] == [("127.0.0.1", "commits", True), ("127.0.0.1", "tarball", False), ("localhost", "", False)]
+    assert _paths(tmp_path / "c.db") == ["index.md"]
+
+
+def test_every_request_carries_user_agent_and_api_version_and_the_token_stays_on_the_api_host(
+        github: FakeGitHub, clock: Clock, tmp_path: Path) -> None:
+    out = tmp_path / "a.db"
+    build_index(["github:acme/handbook"], out, github=_options(github, clock))
+    assert len(github.seen) == 3
+    assert all(s.headers["user-agent"].startswith("mdfts/") and s.headers["x-github-api-version"] == "2022-11-28"
+               for s in github.seen)
+    assert [(s.host, s.auth) for s in github.seen] == [
+        ("127.0.0.1", f"Bearer {TOKEN}"), ("127.0.0.1", f"Bearer {TOKEN}"), ("localhost", None)]
+    cached = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
+    assert cached and all(TOKEN.encode() not in p.read_bytes() for p in cached)
+    assert TOKEN.encode() not in out.read_bytes()
+
+
+def test_gh_token_is_used_when_github_token_is_unset(github: FakeGitHub, clock: Clock, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GITHUB_TOKEN")
+    monkeypatch.setenv("GH_TOKEN", "gh-cli-token")
+    build_index(["github:acme/handbook"], tmp_path / "a.db", github=_options(github, clock))
+    assert [s.auth for s in github.seen] == ["Bearer gh-cli-token", "Bearer gh-cli-token", None]
+
+
+def test_a_commit_ref_needs_no_resolution_and_a_moved_ref_downloads_again(
+        github: FakeGitHub, clock: Clock, clone: Path, tmp_path: Path) -> None:
+    sha = git(clone, "rev-parse", "HEAD")
+    build_index([f"github:acme/handbook@{sha}:docs"], tmp_path / "a.db", github=_options(github, clock))
+    assert [s.path.split("/")[4] for s in github.api_requests()] == ["tarball"]
+    build_index(["github:acme/handbook@main:docs"], tmp_path / "b.db", github=_options(github, clock))
+    (clone / "docs" / "index.md").write_text("# Changed\n")
+    new = commit_all(clone, "Change", when=1_700_000_100)
+    github.seen.clear()
+    result = build_index(["github:acme/handbook@main:docs"], tmp_path / "c.db", github=_options(github, clock),
+                         previous=tmp_path / "b.db")
+    assert [s.path.split("/")[4] for s in github.api_requests()] == ["commits", "tarball"]
+    assert _meta(tmp_path / "c.db")["source_commit"] == new
+    assert result.reused == 3  # every document but index.md copied from the previous index
+
+
+def test_same_index_as_a_local_clone_of_the_commit(github: FakeGitHub, clock: Clock, clone: Path,
+                                                   tmp_path: Path) -> None:
+    sha = git(clone, "rev-parse", "HEAD")
+    remote, local = tmp_path / "remote.db", tmp_path / "local.db"
+    build_index([f"github:acme/handbook@{sha}:docs"], remote, github=_options(github, clock), exclude=["guides/setup.md"])
+    build_index([clone / "docs"], local, exclude=["guides/setup.md"])
+    for table in ("sections", "tokens"):
+        assert _rows(remote, f"select * from {table} order by 1, 2") == _rows(local, f"select * from {table} order by 1, 2")
+    docs = "select id, path, title, front_matter, sha256, bytes, lines, sections from documents order by id"
+    assert _rows(remote, docs) == _rows(local, docs)
+    assert len(_rows(remote, docs)) == 3
+    source_meta = {"source", "source_ref", "source_commit", "source_path", "source_url", "git_ref"}
+    assert {k: v for k, v in _meta(remote).items() if k not in source_meta} == {
+        k: v for k, v in _meta(local).items() if k not in source_meta}
+    assert _rows(local, "select count(*) from documents where last_commit is not null") == [(3,)]
+
+
+def test_mixed_sources_get_prefixes(github: FakeGitHub, clock: Clock, tmp_path: Path) -> None:
+    local = tmp_path / "runbooks"
+    local.mkdir()
+    (local / "index.md").write_text("# Runbooks\n")
+    out = tmp_path / "mixed.db"
+    build_index([local, "github:acme/handbook:docs/guides", "github:acme/handbook@main:docs/guides"], out,
+                github=_options(github, clock))
+    assert _paths(out) == [
+        "acme/handbook/docs/guides/deploy.md", "acme/handbook/docs/guides/releases.md",
+        "acme/handbook/docs/guides/setup.md", "acme/handbook@main/docs/guides/deploy.md",
+        "acme/handbook@main/docs/guides/releases.md", "acme/handbook@main/docs/guides/setup.md", "runbooks/index.md"]
+    meta = _meta(out)
+    assert [(s["source"], s["prefix"], s["source_ref"]) for s in json.loads(meta["sources"])] == [
+        ("github:acme/handbook", "acme/handbook/docs/guides", "HEAD"),
+        ("github:acme/handbook", "acme/handbook@main/docs/guides", "main")]
+    assert "source_url" not in meta  # one template cannot fit several sources
+
+
+def test_a_path_from_two_sources_fails(tmp_path: Path) -> None:
+    (tmp_path / "acme" / "handbook").mkdir(parents=True)
+    (tmp_path / "acme" / "handbook" / "a.md").write_text("# Local\n")
+    remote = FileSet("github:acme/handbook", "acme/handbook", {"a.md": b"# Remote\n"})
+    with pytest.raises(MdftsError, match=r"^acme/handbook/a.md: two sources \(a folder and github:acme/handbook\)"):
+        discover([tmp_path / "acme", remote])
+
+
+def test_path_naming_one_file(github: FakeGitHub, clock: Clock, tmp_path: Path) -> None:
+    out = tmp_path / "one.db"
+    build_index(["github:acme/handbook:docs/guides/deploy.md"], out, github=_options(github, clock))
+    assert _paths(out) == ["deploy.md"]
+    assert _meta(out)["source_url"].endswith("/blob/{commit}/docs/guides/{path}#L{start_line}-L{end_line}")
+
+
+def test_missing_repository_and_ref(github: FakeGitHub, clock: Clock, tmp_path: Path) -> None:
+    with pytest.raises(MdftsError, match=r"github:acme/handbook@nope: not found on GitHub \(HTTP 404\)"):
+        build_index(["github:acme/handbook@nope"], tmp_path / "a.db", github=_options(github, clock))
+    assert not (tmp_path / "a.db").exists()
+
+
+# --- rate limits, exactly ----------------------------------------------------------------------
+
+
+def _limited(status: int, **headers: str) -> Canned:
+    return Canned("any", status, headers, b'{"message": "API rate limit exceeded"}' if status == 403 else b"")
+
+
+def test_rate_limited_403_waits_for_the_reset_and_429_for_retry_after(github: FakeGitHub, clock: Clock) -> None:
+    reset = str(int(FAKE_NOW) + 2)
+    github.script = [Canned("any", 403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": reset}),
+                     Canned("any", 429, {"Retry-After": "1"})]
+    client = _client(github, clock)
+    answer = client.get("repos/acme/handbook/commits/main", accept="application/vnd.github.sha")
+    answer.close()
+    assert (answer.status, clock.sleeps, len(github.seen)) == (200, [3.0, 1.0], 3)
+
+
+def test_four_429s_give_up_after_three_retries(github: FakeGitHub, clock: Clock) -> None:
+    github.script = [_limited(429) for _ in range(4)]
+    with pytest.raises(MdftsError, match=r"still limited after 3 retries \(HTTP 429\)"):
+        _client(github, clock).get("repos/acme/handbook/commits/main")
+    assert (clock.sleeps, len(github.seen)) == ([60.0, 120.0, 240.0], 4)
+
+
+def test_a_rate_limit_message_alone_marks_a_403(github: FakeGitHub, clock: Clock) -> None:
+    github.script = [_limited(403)]
+    _client(github, clock).get("repos/acme/handbook/commits/main", accept="application/vnd.github.sha").close()
+    assert clock.sleeps == [60.0]
+
+
+def test_a_plain_403_is_a_permission_error_at_once(github: FakeGitHub, clock: Clock) -> None:
+    github.script = [Canned("any", 403, {"x-ratelimit-remaining": "4999"},
+                            b'{"message": "Resource not accessible by integration"}')]
+    with pytest.raises(MdftsError) as err:
+        _client(github, clock).get("repos/acme/handbook/commits/main", what="github:acme/handbook")
+    assert str(err.value) == (
+        "github:acme/handbook: GitHub refused access (HTTP 403, not a rate limit): Resource not accessible by "
+        "integration; check that the token may read this repository")
+    assert (clock.sleeps, len(github.seen)) == ([], 1)
+
+
+def test_server_errors_back_off_at_most_three_times(github: FakeGitHub, clock: Clock) -> None:
+    github.script = [Canned("any", 502), Canned("any", 503)]
+    _client(github, clock).get("repos/acme/handbook/commits/main", accept="application/vnd.github.sha").close()
+    assert clock.sleeps == [1.0, 2.0]
+    github.script = [Canned("any", 500) for _ in range(4)]
+    github.seen.clear()
+    with pytest.raises(MdftsError, match=r"GitHub answered HTTP 500"):
+        _client(github, clock).get("repos/acme/handbook/commits/main")
+    assert len(github.seen) == 4
+
+
+def test_low_water_waits_for_the_reset_before_the_next_request(github: FakeGitHub, clock: Clock,
+                                                               tmp_path: Path) -> None:
+    github.remaining = 3  # the commits answer says 2 left: the tarball request waits for the reset
+    build_index(["github:acme/handbook"], tmp_path / "a.db", github=_options(github, clock, max_wait=4000))
+    assert clock.sleeps == [3601.0]
+    assert len(github.api_requests()) == 2
+
+
+def test_max_wait_zero_fails_at_once_naming_the_limit_and_reset(github: FakeGitHub, clock: Clock) -> None:
+    reset = int(FAKE_NOW) + 1800
+    github.script = [Canned("any", 403, {"x-ratelimit-remaining": "0", "x-ratelimit-limit": "60",
+                                         "x-ratelimit-reset": str(reset), "x-ratelimit-resource": "core"})]
+    with pytest.raises(MdftsError) as err:
+        _client(github, clock, max_wait=0).get("repos/acme/handbook/commits/main")
+    assert str(err.value) == (
+        "GitHub's core rate limit (0 of 60 requests left): HTTP 403 on repos/acme/handbook/commits/main; "
+        "it resets at 2030-03-17 18:16:40 UTC; waiting 1801 s more would pass --max-wait 0 s")
+    assert (clock.sleeps, len(github.seen)) == ([], 1)
+
+
+def test_max_wait_counts_every_wait_of_a_build(github: FakeGitHub, clock: Clock) -> None:
+    github.script = [_limited(429, **{"Retry-After": "30"}) for _ in range(3)]
+    with pytest.raises(MdftsError, match=r"waiting 30 s more would pass --max-wait 70 s; set GITHUB_TOKEN"):
+        GitHubClient(github.api_url, None, max_wait=70, sleep=clock.sleep, clock=clock.time).get("repos/x")
+    assert clock.sleeps == [30.0, 30.0]
+
+
+# --- hostile archives ------------------------------------------------------------------------------
+
+
+def _tar(entries: list[tuple[str, bytes | None, bytes]]) -> bytes:
+    """A tar.gz of (name, data or None, type) entries."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name, data, kind in entries:
+            info = tarfile.TarInfo(name)
+            info.type = kind
+            if kind == tarfile.SYMTYPE:
+                info.linkname = "../../etc/passwd"
+            info.size = len(data or b"")
+            tar.addfile(info, io.BytesIO(data or b"") if data is not None else None)
+    return buffer.getvalue()
+
+
+def test_hostile_archive_keeps_only_regular_files_inside(github: FakeGitHub, clock: Clock, clone: Path,
+                                                         tmp_path: Path) -> None:
+    sha = git(clone, "rev-parse", "HEAD")
+    top = "acme-handbook-0000000/"
+    github.archives[sha] = _tar([
+        (top + "docs/ok.md", b"# Fine\n", tarfile.REGTYPE),
+        (top + "docs/../../escape.md", b"# Out\n", tarfile.REGTYPE),
+        ("../evil.md", b"# Evil\n", tarfile.REGTYPE),
+        ("/etc/cron.md", b"# Abs\n", tarfile.REGTYPE),
+        (top + "docs/link.md", None, tarfile.SYMTYPE),
+        (top + "docs/hard.md", None, tarfile.LNKTYPE),
+        (top + "docs/dev.md", None, tarfile.CHRTYPE),
+    ])
+    warnings: list[str] = []
+    out = tmp_path / "a.db"
+    build_index([f"github:acme/handbook@{sha}:docs"], out, github=_options(github, clock), warn=warnings.append)
+    assert _paths(out) == ["ok.md"]
+    src = f"github:acme/handbook@{sha}:docs"
+    assert warnings == [
+        f"{src}: acme-handbook-0000000/docs/../../escape.md: skipped, an absolute or '..' name",
+        f"{src}: ../evil.md: skipped, an absolute or '..' name",
+        f"{src}: /etc/cron.md: skipped, an absolute or '..' name",
+        f"{src}: docs/link.md: skipped, a link",
+        f"{src}: docs/hard.md: skipped, a link",
+        f"{src}: docs/dev.md: skipped, not a regular file",
+    ]
+
+
+def test_an_oversized_file_fails_the_build_and_keeps_the_old_index(github: FakeGitHub, clock: Clock,
+                                                                   clone: Path, tmp_path: Path) -> None:
+    out = tmp_path / "a.db"
+    build_index(["github:acme/handbook:docs"], out, github=_options(github, clock))
+    before = out.read_bytes()
+    (clone / "docs" / "huge.md").write_bytes(b"# Huge\n" + b"x" * (9 << 20))
+    commit_all(clone, "Huge", when=1_700_000_200)
+    with pytest.raises(MdftsError, match=r"^github:acme/handbook:docs: docs/huge.md is 9,437,191 bytes, over the "
+                                         r"8,388,608-byte limit for one file; leave it out with --exclude$"):
+        build_index(["github:acme/handbook:docs"], out, github=_options(github, clock))
+    assert out.read_bytes() == before
+    build_index(["github:acme/handbook:docs"], out, github=_options(github, clock), exclude=["huge.md"])
+    assert "huge.md" not in _paths(out)
+
+
+def test_total_size_cap() -> None:
+    data = _tar([(f"top/docs/{i}.md", b"# x\n" * 100, tarfile.REGTYPE) for i in range(5)])
+    src = parse_source("github:a/b:docs")
+    with pytest.raises(MdftsError, match=r"^github:a/b:docs: the selected files pass 1,000 bytes; choose a smaller"):
+        read_archive(io.BytesIO(data), src, max_total_bytes=1000)
+    commit, snap = read_archive(io.BytesIO(data), src, max_total_bytes=2000)
+    assert (commit, sorted(snap.files)) == (None, [f"{i}.md" for i in range(5)])
+
+
+def test_archive_of_another_commit_is_refused(github: FakeGitHub, clock: Clock, clone: Path, tmp_path: Path) -> None:
+    first = git(clone, "rev-parse", "HEAD")
+    (clone / "docs" / "index.md").write_text("# Later\n")
+    later = commit_all(clone, "Later", when=1_700_000_300)
+    github.archives[later] = github.archive(first)
+    with pytest.raises(MdftsError, match=rf"the archive is of commit {first}, not the {later} asked for"):
+        build_index([f"github:acme/handbook@{later}"], tmp_path / "a.db", github=_options(github, clock))
+
+
+# --- the command line ----------------------------------------------------------------------------
+
+
+def test_cli_build_from_github(github: FakeGitHub, tmp_path: Path) -> None:
+    out = tmp_path / "cli.db"
+    result = run_cli(["build", "github:acme/handbook:docs", "-o", str(out), "--api-url", github.api_url])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    assert result.stderr.startswith(f"{out}: 4 documents, ")  # no progress off a terminal
+    assert TOKEN not in result.stderr
+
+
+def test_cli_max_wait_zero_fails_with_one_line(github: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_API_URL", github.api_url)
+    github.script = [Canned("any", 429, {"x-ratelimit-remaining": "0", "x-ratelimit-limit": "5000",
+                                         "x-ratelimit-reset": "4102444800"})]
+    result = run_cli(["build", "github:acme/handbook", "-o", str(tmp_path / "x.db"), "--max-wait", "0"])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: GitHub's core rate limit (0 of 5000 requests left): HTTP 429 on "
+                                    "github:acme/handbook; it resets at 2100-01-01 00:00:00 UTC; waiting ")
+    assert result.stderr.count("\n") == 1 and TOKEN not in result.stderr
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_progress_goes_to_stderr_on_a_terminal_only(github: FakeGitHub, tmp_path: Path) -> None:
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    env = {**os.environ, "GITHUB_API_URL": github.api_url}
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run([Path(sys.executable).parent / "mdfts", "build", "github:acme/handbook:docs",
+                               "-o", tmp_path / "tty.db"], stdout=subprocess.PIPE, stderr=follower, env=env,
+                              timeout=60, check=False)
+        os.close(follower)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 1 << 16)
+            except OSError:  # EIO: the terminal's other end is closed and drained
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(leader)
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert b"Downloading github:acme/handbook:docs: 0.0 MB, 4 files kept" in seen
+    assert TOKEN.encode() not in seen
