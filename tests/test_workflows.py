@@ -325,3 +325,29 @@ def test_no_version_outside_git_is_an_annotated_error(workspace: Path, tmp_path:
     assert failed.stdout.strip() == ("::error::no artifact version: set the action's version input, "
                                      "or build from a git checkout")
     assert not (workspace / "dist" / ".mdfts-build.db").exists()
+
+
+def test_github_sources_are_read_with_the_job_token(workspace: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from fakegithub import Clock, FakeGitHub
+
+    for name in ("http_proxy", "HTTP_PROXY", "GITHUB_TOKEN", "GH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    fake = FakeGitHub(workspace, Clock(), owner="example", name="docs").start()
+    try:
+        monkeypatch.setenv("GITHUB_API_URL", fake.api_url)  # a runner sets it for the job
+        (workspace / "local").mkdir()
+        (workspace / "local" / "extra.md").write_text("# Extra\n")
+        run = _action(workspace, **{"docs-path": "github:example/docs:docs\n  local  \n", "max-wait": "0"})
+        assert run.run() is None
+    finally:
+        fake.stop()
+    sha = git(workspace, "rev-parse", "HEAD")
+    assert run.outputs["build"]["version"] == f"20231114+{sha[:7]}"
+    assert [(s.host, s.auth) for s in fake.seen] == [
+        ("127.0.0.1", "Bearer fake-token"), ("127.0.0.1", "Bearer fake-token"), ("localhost", None)]
+    done = subprocess.run([BIN / "mdfts", "info", workspace / run.outputs["build"]["path"], "--json"],
+                          capture_output=True, text=True, check=True)
+    meta = json.loads(done.stdout)["meta"]
+    assert (meta["source"], meta["documents"]) == ("github:example/docs, local", "4")
