@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from email.message import Message
+from http.client import HTTPMessage
 from pathlib import Path
 from typing import IO, Any
 
@@ -141,9 +142,18 @@ class Response:
         self.body.close()
 
 
-def _opener() -> urllib.request.OpenerDirector:
-    # Follows redirects; urllib drops unredirected headers (the token) on the way.
-    return urllib.request.build_opener()
+class _Redirects(urllib.request.HTTPRedirectHandler):
+    """Follows redirects as urllib does (dropping unredirected headers: the token), and hands the
+    redirecting response's headers (the API's x-ratelimit-*) to `seen` first."""
+
+    def __init__(self) -> None:
+        self.seen: Callable[[Message], None] | None = None
+
+    def redirect_request(self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str,
+                         headers: HTTPMessage, newurl: str) -> urllib.request.Request | None:
+        if self.seen is not None:
+            self.seen(headers)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
 @dataclass
@@ -164,7 +174,7 @@ class GitHubClient:
     low_water: int = LOW_WATER
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.time
-    opener: urllib.request.OpenerDirector = field(default_factory=_opener, repr=False)
+    opener: urllib.request.OpenerDirector | None = field(default=None, repr=False)
     timeout: float = TIMEOUT
     rate: RateLimit = field(default_factory=RateLimit)
     waited: float = 0.0  # rate-limit seconds slept so far
@@ -174,6 +184,10 @@ class GitHubClient:
         self.api_url = self.api_url.rstrip("/")
         if not re.match(r"https?://[^/]", self.api_url):
             raise MdftsError(f"--api-url {self.api_url!r}: must start with https:// (or http://)")
+        if self.opener is None:
+            redirects = _Redirects()
+            redirects.seen = self.rate.update
+            self.opener = urllib.request.build_opener(redirects)
 
     def _headers(self, accept: str) -> dict[str, str]:
         return {"Accept": accept, "User-Agent": f"mdfts/{_version()}", "X-GitHub-Api-Version": API_VERSION}
@@ -210,6 +224,7 @@ class GitHubClient:
             if self.token:
                 request.add_unredirected_header("Authorization", f"Bearer {self.token}")
             self.requests += 1
+            assert self.opener is not None
             try:
                 raw = self.opener.open(request, timeout=self.timeout)
             except urllib.error.HTTPError as err:

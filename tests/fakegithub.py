@@ -37,6 +37,7 @@ class Seen:
     host: str  # 127.0.0.1 (the API) or localhost (the download host)
     path: str
     headers: dict[str, str]
+    at: float = 0.0  # the injected clock's time when the request came in
 
     @property
     def auth(self) -> str | None:
@@ -63,7 +64,8 @@ class FakeGitHub:
         self.seen: list[Seen] = []
         self.script: list[Canned] = []
         self.archives: dict[str, bytes] = {}  # commit → archive served instead of git archive's
-        self.remaining = 5000
+        self.remaining = 5000  # in the hour that ends at reset_at
+        self.reset_at = int(clock.now) + 3600
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.port = self.server.server_address[1]
@@ -102,10 +104,12 @@ class FakeGitHub:
 
     def rate_headers(self) -> dict[str, str]:
         with self.lock:
+            if self.clock.now >= self.reset_at:  # a new hour: the full allowance again
+                self.remaining, self.reset_at = 5000, int(self.clock.now) + 3600
             self.remaining = max(self.remaining - 1, 0)
             left = self.remaining
         return {"x-ratelimit-limit": "5000", "x-ratelimit-remaining": str(left), "x-ratelimit-used": str(5000 - left),
-                "x-ratelimit-reset": str(int(self.clock.now) + 3600), "x-ratelimit-resource": "core"}
+                "x-ratelimit-reset": str(self.reset_at), "x-ratelimit-resource": "core"}
 
 
 def _handler(fake: FakeGitHub) -> Callable[..., BaseHTTPRequestHandler]:
@@ -128,7 +132,7 @@ def _handler(fake: FakeGitHub) -> Callable[..., BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
             path = self.path
-            fake.seen.append(Seen(host, path, {k.lower(): v for k, v in self.headers.items()}))
+            fake.seen.append(Seen(host, path, {k.lower(): v for k, v in self.headers.items()}, fake.clock.now))
             api = host == "127.0.0.1"
             kind = "download" if not api else "commits" if "/commits/" in path else "tarball" if "/tarball/" in path else "other"
             with fake.lock:

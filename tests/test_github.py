@@ -312,6 +312,15 @@ def test_low_water_waits_for_the_reset_before_the_next_request(github: FakeGitHu
     assert len(github.api_requests()) == 2
 
 
+def test_the_redirect_s_rate_headers_count_too(github: FakeGitHub, clock: Clock, tmp_path: Path) -> None:
+    github.remaining = 4  # commits says 3 left, the tarball's 302 says 2: the next source waits
+    build_index(["github:acme/handbook:docs", "github:acme/handbook:docs/guides"], tmp_path / "a.db",
+                github=_options(github, clock, max_wait=4000))
+    assert [(s.path.split("/")[4], s.at - FAKE_NOW) for s in github.api_requests()] == [
+        ("commits", 0), ("tarball", 0), ("commits", 3601), ("tarball", 3601)]
+    assert clock.sleeps == [3601.0]
+
+
 def test_max_wait_zero_fails_at_once_naming_the_limit_and_reset(github: FakeGitHub, clock: Clock) -> None:
     reset = int(FAKE_NOW) + 1800
     github.script = [Canned("any", 403, {"x-ratelimit-remaining": "0", "x-ratelimit-limit": "60",
