@@ -16,8 +16,7 @@ from mdfts.artifact import check_source_url
 from mdfts.discover import DEFAULT_INCLUDE, FileSet, SourceFile, discover, read_source
 from mdfts.errors import MdftsError, SourceError, display
 from mdfts.index import open_index
-from mdfts.provenance import Provenance, read_provenance
-from mdfts.provenance import artifact_version as _artifact_version
+from mdfts.provenance import Provenance, artifact_version as _artifact_version, read_provenance
 from mdfts.queries import package_queries
 from mdfts.sections import split_sections
 from mdfts.workers import default_workers, ordered_map

@@ -112,9 +112,10 @@ def build(sources: tuple[str, ...], out: Path, include: tuple[str, ...], exclude
           on_error: str, source_name: str | None, source_url: str | None, artifact_version: str | None,
           previous: Path | None, allow_empty: bool, api_url: str | None, max_wait: float, quiet: bool,
           as_json: bool) -> None:
-    """Build an index from folders of markdown and github:OWNER/REPO[@REF][:PATH] sources.
+    """Build an index from folders of markdown and GitHub repositories.
 
-    A GitHub source is one tarball download (token from GITHUB_TOKEN or GH_TOKEN); see docs/github.md.
+    A source is a folder, a file, or github:OWNER/REPO[@REF][:PATH]: one tarball download, token
+    from GITHUB_TOKEN or GH_TOKEN (see docs/github.md).
 
     \b
     Examples:

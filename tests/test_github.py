@@ -12,16 +12,23 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from fakegithub import FAKE_NOW, Canned, Clock, FakeGitHub
-from gitrepo import commit_all, git, isolate, make_repo
+
 from mdfts.build import build_index
 from mdfts.discover import FileSet, discover
 from mdfts.errors import MdftsError
 from mdfts.github import (
-    GitHubClient, GitHubOptions, GitHubSource, parse_source, read_archive, source_url_template, web_url,
+    GitHubClient,
+    GitHubOptions,
+    GitHubSource,
+    parse_source,
+    read_archive,
+    source_url_template,
+    web_url,
 )
+
 from conftest import run_cli
+from gitrepo import commit_all, git, isolate, make_repo
 
 TOKEN = "ghs_fakeTOKENfortests0123456789"
 OWNER_REPO = "acme/handbook"
