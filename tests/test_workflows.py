@@ -350,4 +350,4 @@ def test_github_sources_are_read_with_the_job_token(workspace: Path, tmp_path: P
     done = subprocess.run([BIN / "mdfts", "info", workspace / run.outputs["build"]["path"], "--json"],
                           capture_output=True, text=True, check=True)
     meta = json.loads(done.stdout)["meta"]
-    assert (meta["source"], meta["documents"]) == ("github:example/docs, local", "4")
+    assert (meta["source"], str(meta["documents"])) == ("github:example/docs, local", "4")
