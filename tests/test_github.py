@@ -449,6 +449,7 @@ def test_cli_max_wait_zero_fails_with_one_line(github: FakeGitHub, tmp_path: Pat
     assert not (tmp_path / "x.db").exists()
 
 
+@pytest.mark.integration
 def test_progress_goes_to_stderr_on_a_terminal_only(github: FakeGitHub, tmp_path: Path) -> None:
     import os
     import pty

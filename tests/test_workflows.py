@@ -327,6 +327,7 @@ def test_no_version_outside_git_is_an_annotated_error(workspace: Path, tmp_path:
     assert not (workspace / "dist" / ".mdfts-build.db").exists()
 
 
+@pytest.mark.integration
 def test_github_sources_are_read_with_the_job_token(workspace: Path, tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     from fakegithub import Clock, FakeGitHub
