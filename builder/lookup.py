@@ -9,13 +9,17 @@ import contextlib
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mdfts.artifact import source_link
 from mdfts.index import Index, open_index
-from mdfts.prompt import RELATIONS, Context, Format, Provenance, TokenCounter, build_context
 from mdfts.records import DocumentEntry, Hit, Outline, OutlineEntry, hit_from_row, make_ref
 from mdfts.refs import Ref, RefError, anchor_miss, parse_ref, path_miss, pick_anchor, pick_line
+
+# mdfts.prompt (and the xml and urllib modules it pulls in, ~15-40 ms) only for context():
+# a one-shot `mdfts search` must not pay for it.
+if TYPE_CHECKING:
+    from mdfts.prompt import Context, Format, TokenCounter
 
 IndexLike = Index | Path | str
 
@@ -232,6 +236,8 @@ def document_entries(ix: Index, prefix: str | None = None) -> list[DocumentEntry
 def context_block(ix: Index, question: str, max_tokens: int = 2000, format: Format = "xml",
                   limit: int = 5, count: TokenCounter | None = None) -> Context:
     """The budgeted context block for a question (see mdfts.prompt)."""
+    from mdfts.prompt import RELATIONS, Provenance, build_context
+
     matches = search_hits(ix, question, limit=limit)
 
     def related(hit: Hit) -> list[tuple[str, Hit]]:
