@@ -1,6 +1,6 @@
-"""`python -m mdfts` runs the command-line interface."""
+"""`python -m mdfts` runs the command-line interface (the same entry as the `mdfts` script)."""
 
-from mdfts.cli import cli
+from mdfts.entry import main
 
 if __name__ == "__main__":
-    cli(prog_name="mdfts")
+    main()

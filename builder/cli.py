@@ -284,31 +284,22 @@ def search(db: Path, query: str | None, k: int, queries_file: Any, as_json: bool
       mdfts search dist/docs.db --queries questions.txt --json -k 5
       mdfts search dist/docs.db -- --force-with-lease    # a query that starts with "-"
     """
-    from mdfts import lookup
+    from mdfts import commands
     from mdfts.index import open_index
 
     if queries_file is not None and query is not None:
         raise click.UsageError("give QUERY or --queries, not both")
-    with open_index(db) as ix:  # first: `mdfts search rollback` names the missing index file
-        if show_sql:
+    if show_sql:
+        with open_index(db) as ix:
             click.echo(ix.sql("search"), nl=False)
-            return
-        if queries_file is not None:
-            # Line by line, each answer flushed: a pipe can send a query and wait for its line.
-            lines = (q for raw in queries_file for q in raw.splitlines() or [""])
-            for q, found in ix.search_many(lines, limit=k):
-                click.echo(output.to_json_line({"query": q, "results": [h.to_dict(content_alias=True) for h in found]}))
-            return
-        if query is None:
-            raise click.UsageError("give a QUERY, or --queries FILE")
-        hits = ix.search(query, limit=k)
-    if as_json:  # `content` repeats `body`: batch consumers read that name
-        click.echo(output.to_json([h.to_dict(content_alias=True) for h in hits]))
-    elif not hits:
-        what = "no usable search term" if not lookup.has_terms(query) else "no section matches"
-        click.echo(f"{what}: {query!r}", err=True)
-    else:
-        click.echo(output.hits_text(hits))
+        return
+    if queries_file is not None:
+        commands.search_lines(db, queries_file, k, click.echo)
+        return
+    if query is None:
+        open_index(db).close()  # first: `mdfts search rollback` names the missing index file
+        raise click.UsageError("give a QUERY, or --queries FILE")
+    commands.search(db, query, k, as_json, click.echo)
 
 
 @cli.command()
@@ -328,19 +319,9 @@ def show(db: Path, ref: str, neighbors: bool, as_json: bool) -> None:
       mdfts show dist/docs.db runbooks/payments.md:90
       mdfts show dist/docs.db runbooks/payments.md
     """
-    from mdfts.index import open_index
-    from mdfts.records import Outline
+    from mdfts import commands
 
-    with open_index(db) as ix:
-        shown = ix.show(ref)
-        if isinstance(shown, Outline):
-            click.echo(output.to_json(shown.to_dict()) if as_json else output.outline_text(shown))
-            return
-        hits = ix.neighbors(ref) if neighbors else [shown]
-    if as_json:
-        click.echo(output.to_json([h.to_dict() for h in hits]))
-        return
-    click.echo("\n".join(output.section_text(h) for h in hits), nl=False)
+    commands.show(db, ref, neighbors, as_json, click.echo)
 
 
 @cli.command()
@@ -356,17 +337,9 @@ def token(db: Path, tok: str, k: int, as_json: bool) -> None:
       mdfts token dist/docs.db PAYMENTS_DB_URL
       mdfts token dist/docs.db -- --force-with-lease     # a token that starts with "-"
     """
-    from mdfts import lookup as lib
+    from mdfts import commands
 
-    hits = lib.token(db, tok, limit=k)
-    if as_json:
-        click.echo(output.to_json([h.to_dict() for h in hits]))
-    elif not hits:
-        click.echo(f"no section holds the token {tok!r}", err=True)
-    else:
-        rows = [{"id": h.id, "ref": h.ref, "lines": f"{h.start_line}-{h.end_line}", "token": h.token,
-                 "kind": h.kind, "exact": int(bool(h.exact))} for h in hits]
-        click.echo(output.table(rows, ["id", "ref", "lines", "token", "kind", "exact"], width=70))
+    commands.token(db, tok, k, as_json, click.echo)
 
 
 def _param(values: tuple[str, ...]) -> dict[str, Any]:

@@ -1,0 +1,77 @@
+"""What `mdfts search`, `show` and `token` do once their options are read, without click.
+
+The click commands in mdfts.cli and the light entry point (mdfts.entry) both run these, so a
+one-shot query prints the same bytes whichever parsed its options. `echo(text, err=False,
+nl=True)` writes a line to stdout (or stderr) and flushes it: click.echo, or print.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Protocol
+
+from mdfts import output
+
+
+class Echo(Protocol):
+    def __call__(self, message: str, *, err: bool = False, nl: bool = True) -> object: ...
+
+
+def search_lines(db: Path, lines: Iterable[str], k: int, echo: Echo) -> None:
+    """One JSON line per query line, each written (and flushed) before the next line is read, so
+    a process on the other end of a pipe can send a query and wait for its answer."""
+    from mdfts.index import open_index
+
+    with open_index(db) as ix:
+        queries = (q for raw in lines for q in raw.splitlines() or [""])
+        for q, found in ix.search_many(queries, limit=k):
+            echo(output.to_json_line({"query": q, "results": [h.to_dict(content_alias=True) for h in found]}))
+
+
+def search(db: Path, query: str, k: int, as_json: bool, echo: Echo) -> None:
+    """The best sections for `query`: a JSON array, or text (a note on stderr when none)."""
+    from mdfts import lookup
+    from mdfts.index import open_index
+
+    with open_index(db) as ix:
+        hits = ix.search(query, limit=k)
+    if as_json:  # `content` repeats `body`: batch consumers read that name
+        echo(output.to_json([h.to_dict(content_alias=True) for h in hits]))
+    elif not hits:
+        what = "no usable search term" if not lookup.has_terms(query) else "no section matches"
+        echo(f"{what}: {query!r}", err=True)
+    else:
+        echo(output.hits_text(hits))
+
+
+def show(db: Path, ref: str, neighbors: bool, as_json: bool, echo: Echo) -> None:
+    """The section `ref` names (with `neighbors`, its relatives too), or a document's outline."""
+    from mdfts.index import open_index
+    from mdfts.records import Outline
+
+    with open_index(db) as ix:
+        shown = ix.show(ref)
+        if isinstance(shown, Outline):
+            echo(output.to_json(shown.to_dict()) if as_json else output.outline_text(shown))
+            return
+        hits = ix.neighbors(ref) if neighbors else [shown]
+    if as_json:
+        echo(output.to_json([h.to_dict() for h in hits]))
+        return
+    echo("\n".join(output.section_text(h) for h in hits), nl=False)
+
+
+def token(db: Path, tok: str, k: int, as_json: bool, echo: Echo) -> None:
+    """The sections holding the exact token `tok`, case-exact ones first."""
+    from mdfts import lookup
+
+    hits = lookup.token(db, tok, limit=k)
+    if as_json:
+        echo(output.to_json([h.to_dict() for h in hits]))
+    elif not hits:
+        echo(f"no section holds the token {tok!r}", err=True)
+    else:
+        rows = [{"id": h.id, "ref": h.ref, "lines": f"{h.start_line}-{h.end_line}", "token": h.token,
+                 "kind": h.kind, "exact": int(bool(h.exact))} for h in hits]
+        echo(output.table(rows, ["id", "ref", "lines", "token", "kind", "exact"], width=70))
