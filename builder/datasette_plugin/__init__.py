@@ -200,7 +200,7 @@ def render_cell(row: Any, value: Any, column: str, table: str | None, database: 
         return None
     if column == "body":
         return _rendered(value, PREVIEW_CHARS)
-    if len(value) > PREVIEW_CHARS:  # `text`, token lists: a row page shows every column
+    if table == "sections" and len(value) > PREVIEW_CHARS:  # `text`, token lists, on every row page
         return Markup('{}<span class="mdfts-note"> … ({:,} characters)</span>').format(
             value[:PREVIEW_CHARS], len(value))
     if column == "trail" and value.startswith("["):
