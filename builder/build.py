@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from mdfts.artifact import check_source_url
-from mdfts.discover import DEFAULT_INCLUDE, FileSet, SourceFile, discover, read_source
+from mdfts.discover import DEFAULT_INCLUDE, FileSet, SourceFile, SourceText, discover, read_source
 from mdfts.errors import MdftsError, SourceError, display
 from mdfts.index import open_index
 from mdfts.provenance import Provenance, artifact_version as _artifact_version, read_provenance
 from mdfts.queries import package_queries
-from mdfts.sections import split_sections
+from mdfts.sections import Section, split_sections, stream_sections
 from mdfts.workers import default_workers, ordered_map
 from mdfts.write import DocumentRows, IndexWriter, WriteStats, add_time, prepare_rows
 
@@ -174,13 +174,32 @@ def _reusable(previous: Path, version: str, warn: Callable[[str], None] | None) 
 _Failed = tuple[str, "int | None", str]
 # A file's rows (or why there are none), and the CPU seconds spent reading, splitting and
 # preparing rows: a worker's clock, which build_index(timings=...) adds up.
-_Parsed = tuple["DocumentRows | _Failed", float, float, float]
+_Parsed = tuple["DocumentRows | _Failed | str", float, float, float]
+
+
+def _is_big(f: SourceFile) -> bool:
+    if f.data is not None:
+        return len(f.data) > STREAM_FROM
+    try:
+        return f.abspath.stat().st_size > STREAM_FROM
+    except OSError:
+        return False  # read_source says why
+
+
+# Files bigger than this are split in the main process and their sections written as they are
+# read (stream_sections), rather than whole in a worker: a worker's rows are pickled and up to
+# 4 * workers * chunksize files' rows wait in memory, so the files sent there must be small for
+# peak memory to stay O(largest file). Markdown docs are mostly far smaller.
+STREAM_FROM = 64 * 1024
+_STREAM = "stream"  # _read_and_split's answer for a file the parent must stream itself
 
 
 def _read_and_split(f: SourceFile) -> _Parsed:
     """One file read, split into sections and turned into rows (in a worker process, or not)."""
     started = time.process_time()
     try:
+        if _is_big(f):
+            return _STREAM, 0.0, 0.0, 0.0
         src = read_source(f)
         read = time.process_time()
         doc = split_sections(src.path, src.text, src.sha256, src.size)
@@ -215,8 +234,12 @@ def _write(
             # Not zip(files, parsed): zip stops at the end of `files` and leaves `parsed` open.
             for n, item in enumerate(parsed, 1):
                 path = files[n - 1].path
-                if item is not None and not _add(writer, item, timings):
+                error = None
+                if item is not None and item[0] == _STREAM:
+                    error = _stream_file(writer, files[n - 1], None, timings)
+                elif item is not None and not _add(writer, item, timings):
                     error = SourceError(*cast(_Failed, item[0]))
+                if error is not None:
                     if on_error == "fail":
                         raise error
                     skipped.append(path)
@@ -237,7 +260,7 @@ def _add(writer: IndexWriter, item: _Parsed, timings: dict[str, float] | None) -
     if timings is not None:
         for stage, seconds in (("read", read_s), ("sections", split_s), ("write", prepare_s)):
             timings[stage] = timings.get(stage, 0.0) + seconds
-    if len(rows) == 3:  # _Failed
+    if isinstance(rows, str) or len(rows) == 3:  # _Failed (a _STREAM file never gets here)
         return False
     started = add_time(timings, "", 0.0)
     writer.add_rows(rows)
@@ -256,6 +279,9 @@ def _reuse_or_split(writer: IndexWriter, f: SourceFile, timings: dict[str, float
     if writer.reuse(src.path, src.sha256):
         add_time(timings, "reuse", started)
         return None
+    if src.size > STREAM_FROM:
+        error = _stream_file(writer, f, src, timings)
+        return None if error is None else ((error.path, error.line, error.what), 0.0, 0.0, 0.0)
     try:
         doc = split_sections(src.path, src.text, src.sha256, src.size)
     except SourceError as err:
@@ -264,6 +290,40 @@ def _reuse_or_split(writer: IndexWriter, f: SourceFile, timings: dict[str, float
     rows = prepare_rows(doc)
     add_time(timings, "write", started)
     return rows, 0.0, 0.0, 0.0
+
+
+def _stream_file(writer: IndexWriter, f: SourceFile, src: SourceText | None,
+                 timings: dict[str, float] | None) -> SourceError | None:
+    """Read (unless `src` is given), split and write one big file, its sections as they are read.
+    Memory is its text and one batch of rows; a file that fails leaves no row."""
+    started = add_time(timings, "", 0.0)
+    try:
+        if src is None:
+            src = read_source(f)
+            started = add_time(timings, "read", started)
+        sink = writer.start_document()
+        doc = stream_sections(src.path, src.text, _timed(sink, timings), src.sha256, src.size, plain_text=False)
+        started = add_time(timings, "sections", started)
+    except SourceError as err:
+        writer.abandon_document()
+        return err
+    writer.end_document(doc)
+    add_time(timings, "write", started)
+    return None
+
+
+def _timed(sink: Callable[[Section, str], None], timings: dict[str, float] | None) -> Callable[[Section, str], None]:
+    """`sink`, its CPU time counted as "write" (and taken out of "sections") when timing."""
+    if timings is None:
+        return sink
+
+    def timed(section: Section, title: str) -> None:
+        started = add_time(timings, "", 0.0)
+        sink(section, title)
+        spent = add_time(timings, "write", started) - started
+        timings["sections"] = timings.get("sections", 0.0) - spent
+
+    return timed
 
 
 def _version() -> str:

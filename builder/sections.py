@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
 from array import array
-from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,7 +15,7 @@ import yaml
 
 from mdfts.errors import SourceError
 from mdfts.parse import Token, heading_text, plain_inline, slugify, split_code_spans, stream_blocks
-from mdfts.tokens import ExactToken, extract_tokens
+from mdfts.tokens import SOURCES, ExactToken, extract_tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +43,11 @@ class Document:
     size: int
     lines: int
     sections: tuple[Section, ...] = field(default_factory=tuple)
+    n_sections: int = -1  # set by stream_sections(), whose Document has no `sections`
+
+    def __post_init__(self) -> None:
+        if self.n_sections < 0 or self.sections:
+            object.__setattr__(self, "n_sections", len(self.sections))
 
     @property
     def front_matter_json(self) -> str:
@@ -188,12 +194,13 @@ _TAGS = re.compile(r"<[^<>]*>")  # [^<>]: a run of unclosed "<" stays linear
 class _Splitter:
     """Block tokens → sections, one top-level block at a time (stream_blocks' sink).
 
-    What is kept per section is its heading and the strings its tokens and plain text come from,
-    never the tokens themselves: memory follows the text, not markdown-it's token count.
+    A section is built and handed to `sink` as soon as the next heading closes it (markdown-it
+    emits tokens in source order), so what is alive is one section's strings, never a whole
+    document's tokens or sections: memory follows the largest section, not the file.
     """
 
-    def __init__(self, path: str, text: str) -> None:
-        self.path, self.text = path, text
+    def __init__(self, path: str, text: str, sink: Callable[[Section, str], None], plain_text: bool) -> None:
+        self.path, self.text, self.sink, self.plain_text = path, text, sink, plain_text
         # Offsets of line starts (CRLF and CR are already LF): 8 bytes a line, where a list of the
         # lines cost ~50 bytes a line on top of a second copy of the text.
         self.line_starts = array("q", [0])
@@ -202,12 +209,23 @@ class _Splitter:
             self.line_starts.pop()  # no line after the last newline
         self.n_lines = len(self.line_starts) if text else 0
         self.front: dict[str, Any] = {}
+        self.fm_title = ""
+        self.h1 = ""  # the first non-empty level-1 heading
         self.lead_from: int | None = None  # 0-based first non-blank line after the front matter
-        self.starts: list[int] = []  # 0-based first line of each section, in order
-        self.heads: list[tuple[int, str]] = []  # (level, raw inline content); level 0 for the lead
-        self.pieces: list[list[tuple[str, list[str]]]] = []  # per section: (source, texts) runs
-        self.texts: list[list[str]] = []
         self.seen_first = False
+        # The open section (None before the first): start line, level, raw heading, pieces, ...
+        self.count = 0
+        self.start = 0
+        self.level = 0
+        self.raw = ""
+        self.open = False
+        self.pieces: list[tuple[str, list[str]]] = []  # (source, texts) runs not yet made tokens
+        self.found: dict[tuple[str, str], ExactToken] = {}  # tokens extracted so far
+        self.texts: list[str] = []
+        self.slugger = _Slugger()
+        self.stack: list[tuple[int, int, str]] = []  # (level, ordinal, heading) of open ancestors
+        self.pending: list[Section] = []  # held until the title is known (see _emit)
+        self.pending_chars = 0
         self.pending_heading = False
         self.parent_type = ""
         self.cell = 0  # 1-based column of the current table cell
@@ -221,6 +239,9 @@ class _Splitter:
         if tok.type == "front_matter" and tok.map:
             self.front = _front_matter(self.path, tok.content)
             body_start = tok.map[1]
+            fm_title = self.front.get("title")
+            if isinstance(fm_title, str) and fm_title.strip():
+                self.fm_title = fm_title.strip()
         # Blank as CommonMark means it (spaces and tabs only): str.strip() also eats \x1c-\x1f
         # and U+00A0, which markdown treats as text, and a line of them would fall outside every section.
         at = self.offset(body_start)
@@ -228,28 +249,41 @@ class _Splitter:
         if m is not None:
             self.lead_from = body_start + self.text.count("\n", at, m.start())
 
-    def _open(self, line: int, level: int, raw: str) -> None:
-        self.starts.append(line)
-        self.heads.append((level, raw))
-        self.pieces.append([])
-        self.texts.append([])
+    def _open(self, line: int, level: int) -> None:
+        if self.open:
+            self._close(line)
+        self.open, self.start, self.level, self.raw = True, line, level, ""
 
-    def _add_piece(self, idx: int, source: str, text: str) -> None:
-        runs = self.pieces[idx]
+    def _add_piece(self, source: str, text: str) -> None:
+        runs = self.pieces
         if not source.startswith("code") and runs and runs[-1][0] == source:
             runs[-1][1].append(text)  # one run a source: joined by newlines, which no token spans
         else:
             runs.append((source, [text]))
+            if len(runs) >= _FLUSH_RUNS:
+                self._flush([])
 
-    def _inline(self, idx: int, content: str, in_cell: bool, first_cell: bool) -> None:
+    def _flush(self, head: list[tuple[str, str]]) -> None:
+        """Turn the open section's pending pieces into exact tokens, merged into those found
+        before: the tokens (de-duplicated) are far smaller than the strings they come from."""
+        pieces = head + [(source, "\n".join(parts)) for source, parts in self.pieces]
+        self.pieces = []
+        best = self.found
+        for tok in extract_tokens(pieces):  # the same keep-the-strongest rule as extract_tokens'
+            key = (tok.token, tok.kind)
+            if key not in best or _RANK[tok.source] < _RANK[best[key].source]:
+                best[key] = tok
+
+    def _inline(self, content: str, first_cell: bool) -> None:
         prose, spans = split_code_spans(content)
         # Where a token is defined rather than mentioned: the first column of a table row,
         # or a code span that opens a paragraph or list item (`- `X`: what it does`).
         opens = content.lstrip("*_ ").startswith("`")
-        self._add_piece(idx, "definition" if first_cell else "text", prose)
+        self._add_piece("definition" if first_cell else "text", prose)
         for i, span in enumerate(spans):
-            self._add_piece(idx, "code:definition" if first_cell or (opens and i == 0) else "code", span)
-        self.texts[idx].append(plain_inline(content))
+            self._add_piece("code:definition" if first_cell or (opens and i == 0) else "code", span)
+        if self.plain_text:
+            self.texts.append(plain_inline(content))
 
     def feed(self, tokens: list[Token]) -> None:
         if not self.seen_first and tokens:
@@ -257,8 +291,8 @@ class _Splitter:
         for tok in tokens:
             if self.pending_heading:
                 self.pending_heading = False
-                self.heads[-1] = (self.heads[-1][0], tok.content)
-                continue  # a heading's inline: handled once, in finish()
+                self.raw = tok.content
+                continue  # a heading's inline: handled once, in _close()
             if tok.nesting == 1:
                 self.parent_type = tok.type
                 if tok.type == "tr_open":
@@ -266,86 +300,101 @@ class _Splitter:
                 elif tok.type in ("td_open", "th_open"):
                     self.cell += 1
             if tok.type == "heading_open" and tok.map:
-                if not self.starts and self.lead_from is not None and self.lead_from < tok.map[0]:
-                    self._open(self.lead_from, 0, "")  # the lead text before the first heading
-                self._open(tok.map[0], int(tok.tag[1]), "")
+                if not self.open and self.lead_from is not None and self.lead_from < tok.map[0]:
+                    self._open(self.lead_from, 0)  # the lead text before the first heading
+                self._open(tok.map[0], int(tok.tag[1]))
                 self.pending_heading = True
                 continue
             if tok.type not in _LEAVES or not tok.map:
                 continue  # containers (a quote opening on a heading's line) own no text
-            if tok.map[0] < (self.starts[0] if self.starts else self._lead_line()):
-                continue
-            if not self.starts:
-                self._open(self._lead_line(), 0, "")
-            idx = bisect_right(self.starts, tok.map[0]) - 1
+            if not self.open:
+                if self.lead_from is None or tok.map[0] < self.lead_from:
+                    continue
+                self._open(self.lead_from, 0)
             if tok.type == "tr_open":
                 for column, content in tok.meta.get("cells", ()):
-                    self._inline(idx, content, True, column == 0)
+                    self._inline(content, column == 0)
             elif tok.type == "inline":
-                self._inline(idx, tok.content, False, self.parent_type in ("td_open", "th_open") and self.cell == 1)
+                self._inline(tok.content, self.parent_type in ("td_open", "th_open") and self.cell == 1)
             elif tok.type in ("fence", "code_block"):
-                self._add_piece(idx, "fence", tok.content)
-                self.texts[idx].append(tok.content.rstrip("\n"))
+                self._add_piece("fence", tok.content)
+                if self.plain_text:
+                    self.texts.append(tok.content.rstrip("\n"))
             elif tok.type == "html_block":
                 stripped = _TAGS.sub(" ", tok.content)
-                self._add_piece(idx, "text", stripped)
-                self.texts[idx].append(" ".join(stripped.split()))
+                self._add_piece("text", stripped)
+                if self.plain_text:
+                    self.texts.append(" ".join(stripped.split()))
 
-    def _lead_line(self) -> int:
-        return self.lead_from if self.lead_from is not None else self.n_lines
+    def _close(self, end: int) -> None:
+        """Build the open section (it ends before line `end`) and hand it on."""
+        idx, start, level, raw = self.count, self.start, self.level, self.raw
+        self.count += 1
+        if level:
+            heading = heading_text(raw)
+            anchor = self.slugger.slug(heading)
+            stack = self.stack
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            parent = stack[-1][1] if stack else None
+            trail = tuple(h for _, _, h in stack) + (heading,)
+            stack.append((level, idx, heading))
+            if level == 1 and heading and not self.h1:
+                self.h1 = heading
+            head_pieces = [("heading", heading)]
+            _, spans = split_code_spans(raw)
+            head_pieces.extend(("code:heading", s) for s in spans)
+            plain = [heading]
+        else:
+            heading, anchor, parent, trail, head_pieces, plain = "", "", None, (), [], []
+        body = self.text[self.offset(start) : self.offset(end)]
+        if body.endswith("\n"):
+            body = body[:-1]  # the lines' text, as "\n".join(lines[start:end])
+        self._flush(head_pieces)
+        best, texts = self.found, self.texts
+        self.found, self.texts = {}, []
+        self._emit(Section(
+            path=self.path, ordinal=idx, level=level, heading=heading, trail=trail, anchor=anchor,
+            start_line=start + 1, end_line=max(end, start + 1), parent=parent, body=body,
+            text="\n".join(t for t in plain + texts if t.strip()) if self.plain_text else "",
+            tokens=tuple(best[k] for k in sorted(best)),
+        ))
+
+    def title(self) -> str:
+        """The document's title as far as known: front matter, else the first h1, else the file name."""
+        if self.fm_title or self.h1:
+            return self.fm_title or self.h1
+        name = self.path.rsplit("/", 1)[-1]
+        return name.rsplit(".", 1)[0] if "." in name else name
+
+    def _emit(self, section: Section | None) -> None:
+        # A section row carries its document's title, which the first h1 may still change: hold
+        # sections until the title is known, or until they weigh _HOLD_CHARS (then the sink is told
+        # the title so far, and that it may change; see IndexWriter.add).
+        if section is not None:
+            self.pending.append(section)
+            self.pending_chars += len(section.body)
+        if section is None or self.fm_title or self.h1 or self.pending_chars > _HOLD_CHARS:
+            title = self.title()
+            for s in self.pending:
+                self.sink(s, title)
+            self.pending, self.pending_chars = [], 0
 
     def finish(self, sha256: str, size: int) -> Document:
+        """Close the last section; the document (its `sections` empty, `n_sections` counted)."""
         if not self.seen_first:
             self._first_block(Token("paragraph_open", "p", 1))
-        if not self.starts and self.lead_from is not None:
-            self._open(self.lead_from, 0, "")  # lead text and no heading
-        path = self.path
-        slugger = _Slugger()
-        sections: list[Section] = []
-        stack: list[tuple[int, int]] = []  # (level, ordinal)
-        title = ""
-        for idx, (start, (level, raw)) in enumerate(zip(self.starts, self.heads, strict=True)):
-            end = self.starts[idx + 1] if idx + 1 < len(self.starts) else self.n_lines
-            if level:
-                heading = heading_text(raw)
-                anchor = slugger.slug(heading)
-                while stack and stack[-1][0] >= level:
-                    stack.pop()
-                parent = stack[-1][1] if stack else None
-                trail = tuple(sections[o].heading for _, o in stack) + (heading,)
-                stack.append((level, idx))
-                if level == 1 and not title:
-                    title = heading
-                head_pieces = [("heading", heading)]
-                _, spans = split_code_spans(raw)
-                head_pieces.extend(("code:heading", s) for s in spans)
-                plain = [heading]
-            else:
-                heading, anchor, parent, trail, head_pieces, plain = "", "", None, (), [], []
-            body = self.text[self.offset(start) : self.offset(end)]
-            if body.endswith("\n"):
-                body = body[:-1]  # the lines' text, as "\n".join(lines[start:end])
-            runs = [(source, "\n".join(parts)) for source, parts in self.pieces[idx]]
-            sections.append(
-                Section(
-                    path=path, ordinal=idx, level=level, heading=heading, trail=trail, anchor=anchor,
-                    start_line=start + 1, end_line=max(end, start + 1), parent=parent, body=body,
-                    text="\n".join(t for t in plain + self.texts[idx] if t.strip()),
-                    tokens=tuple(extract_tokens(head_pieces + runs)),
-                )
-            )
-            self.pieces[idx] = []  # done with them: free as we go
-            self.texts[idx] = []
-
-        fm_title = self.front.get("title")
-        if isinstance(fm_title, str) and fm_title.strip():
-            title = fm_title.strip()
-        if not title:
-            name = path.rsplit("/", 1)[-1]
-            title = name.rsplit(".", 1)[0] if "." in name else name
-        return Document(path, title, self.front, sha256, size, self.n_lines, tuple(sections))
+        if not self.open and self.lead_from is not None:
+            self._open(self.lead_from, 0)  # lead text and no heading
+        if self.open:
+            self._close(self.n_lines)
+        self._emit(None)
+        return Document(self.path, self.title(), self.front, sha256, size, self.n_lines, n_sections=self.count)
 
 
+_RANK = {source: i for i, source in enumerate(SOURCES)}
+_FLUSH_RUNS = 64  # pending pieces a section holds before they become tokens
+_HOLD_CHARS = 1 << 20  # body text held back while the title is not yet known
 _LEAVES = frozenset({"inline", "tr_open", "fence", "code_block", "html_block"})
 _NEWLINE = re.compile("\n")
 _NOT_BLANK = re.compile(r"[^ \t\n]")
@@ -353,8 +402,23 @@ _NOT_BLANK = re.compile(r"[^ \t\n]")
 
 def split_sections(path: str, text: str, sha256: str = "", size: int = 0) -> Document:
     """Parse one document into its sections; line numbers refer to the file as an editor shows it."""
+    sections: list[Section] = []
+    doc = stream_sections(path, text, lambda s, _title: sections.append(s), sha256, size)
+    return dataclasses.replace(doc, sections=tuple(sections))
+
+
+def stream_sections(path: str, text: str, sink: Callable[[Section, str], None], sha256: str = "",
+                    size: int = 0, *, plain_text: bool = True) -> Document:
+    """split_sections() for the build: each section goes to `sink(section, title)` as soon as it is
+    read, and the Document comes back at the end with `sections` empty and `n_sections` set.
+
+    `title` is the document's title as known when the section is handed over; it differs from
+    the Document's only in a long document whose first h1 comes late (its row must be corrected).
+
+    :param plain_text: False leaves Section.text empty (the index computes it from the body).
+    """
     # A BOM is not text (discover drops it; callers passing their own text may not).
     norm = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    splitter = _Splitter(path, norm)
+    splitter = _Splitter(path, norm, sink, plain_text)
     stream_blocks(norm, splitter.feed)
     return splitter.finish(sha256, size)

@@ -17,7 +17,14 @@ from mdfts.errors import MdftsError
 from mdfts.words import file_words, heading_parts
 
 if TYPE_CHECKING:
-    from mdfts.sections import Document
+    from collections.abc import Callable
+
+    from mdfts.sections import Document, Section
+
+# A big document's rows go to SQLite in batches of about this much body text (or this many
+# exact tokens), so memory holds one batch, not the whole document's rows.
+_BATCH_CHARS = 1 << 20
+_BATCH_TOKENS = 20_000
 
 _SECTION_COLUMNS = (
     "id, document_id, path, title, ordinal, level, heading, trail, anchor, start_line, end_line, "
@@ -68,19 +75,27 @@ def prepare_rows(doc: Document) -> DocumentRows:
     token_rows: list[tuple[str, int, str, str, str]] = []
     words = file_words(doc.path)
     for s in doc.sections:
-        by_kind: dict[str, list[str]] = {k: [] for k in KIND_COLUMNS}
-        for t in s.tokens:
-            by_kind[t.kind].append(t.token)
-            token_rows.append((t.norm, s.ordinal, t.token, t.kind, t.source))
-        section_rows.append((
-            s.ordinal,
-            (doc.path, doc.title, s.ordinal, s.level, s.heading, _to_json(list(s.trail)), s.anchor,
-             s.start_line, s.end_line),
-            s.parent,
-            (s.body, len(s.body), words, heading_parts(s.heading), *(_json_list(by_kind[k]) for k in KIND_COLUMNS)),
-        ))
-    doc_values = (doc.path, doc.title, doc.front_matter_json, doc.sha256, doc.size, doc.lines, len(doc.sections))
-    return doc.path, doc.sha256, doc_values, section_rows, token_rows
+        section_rows.append(_section_row(doc.path, doc.title, words, s, token_rows))
+    return doc.path, doc.sha256, _document_values(doc), section_rows, token_rows
+
+
+def _document_values(doc: Document) -> tuple[object, ...]:
+    return (doc.path, doc.title, doc.front_matter_json, doc.sha256, doc.size, doc.lines, doc.n_sections)
+
+
+def _section_row(path: str, title: str, words: str, s: Section,
+                 token_rows: list[tuple[str, int, str, str, str]]) -> SectionRow:
+    """One section's row without ids; its exact tokens are added to `token_rows`."""
+    by_kind: dict[str, list[str]] = {k: [] for k in KIND_COLUMNS}
+    for t in s.tokens:
+        by_kind[t.kind].append(t.token)
+        token_rows.append((t.norm, s.ordinal, t.token, t.kind, t.source))
+    return (
+        s.ordinal,
+        (path, title, s.ordinal, s.level, s.heading, _to_json(list(s.trail)), s.anchor, s.start_line, s.end_line),
+        s.parent,
+        (s.body, len(s.body), words, heading_parts(s.heading), *(_json_list(by_kind[k]) for k in KIND_COLUMNS)),
+    )
 
 
 def _ln(x: float | None) -> float | None:
@@ -161,6 +176,7 @@ class IndexWriter:
 
         self.digest = hashlib.sha256()
         self.reusing = False  # attach_previous() was called
+        self._doc_open = False  # between start_document() and end_document()
         self.reused = 0
 
     def _open(self) -> None:
@@ -229,6 +245,82 @@ class IndexWriter:
         db.executemany("insert or ignore into tokens values (?, ?, ?, ?, ?)",
                        [(norm, first + o, token, kind, source) for norm, o, token, kind, source in token_rows])
         self.n_tokens += len(token_rows)
+
+    # -- one document streamed section by section (stream_sections), for files too big to hold --
+
+    def start_document(self) -> Callable[[Section, str], None]:
+        """Begin a document whose sections come one at a time: they go to the returned
+        `sink(section, title)` as they are read and are written in batches; end_document() then
+        writes the document's own row. Memory holds a batch, not the document's rows."""
+        self._doc_open = True
+        self._doc_id = self.next_doc_id
+        self._first = self.next_section_id
+        self._rows: list[tuple[object, ...]] = []
+        self._token_rows: list[tuple[str, int, str, str, str]] = []
+        self._held = 0  # characters of body in _rows
+        self._last: tuple[Section, str] | None = None  # written once the next one says it is not last
+        self._titles: set[str] = set()
+        self._written = 0
+        self._words: str | None = None
+        return self._section
+
+    def _section(self, section: Section, title: str) -> None:
+        if self._last is not None:
+            self._row(*self._last, is_last=False)
+        self._last = (section, title)
+
+    def _row(self, s: Section, title: str, is_last: bool) -> None:
+        first = self._first
+        if self._words is None:
+            self._words = file_words(s.path)
+        tokens: list[tuple[str, int, str, str, str]] = []
+        o, head, parent, tail = _section_row(s.path, title, self._words, s, tokens)
+        self._titles.add(title)
+        self._rows.append((first + o, self._doc_id, *head, None if parent is None else first + parent,
+                           first + o - 1 if o else None, None if is_last else first + o + 1, *tail))
+        self._token_rows.extend((norm, first + o, token, kind, source) for norm, o, token, kind, source in tokens)
+        self._written += 1
+        self._held += len(s.body)
+        if self._held > _BATCH_CHARS or len(self._token_rows) > _BATCH_TOKENS:
+            self._flush_rows()
+
+    def _flush_rows(self) -> None:
+        self.db.executemany(_INSERT_SECTION, self._rows)
+        self.db.executemany("insert or ignore into tokens values (?, ?, ?, ?, ?)", self._token_rows)
+        self.n_tokens += len(self._token_rows)
+        self._rows, self._token_rows, self._held = [], [], 0
+
+    def end_document(self, doc: Document) -> None:
+        """Write the rest of the document's sections and its row (`doc` from stream_sections)."""
+        self._doc_open = False
+        if self._last is not None:
+            self._row(*self._last, is_last=True)
+            self._last = None
+        self._flush_rows()
+        if self._written != doc.n_sections:
+            raise MdftsError(f"{doc.path}: {self._written} sections written, {doc.n_sections} expected")
+        self.next_doc_id += 1
+        self.next_section_id += doc.n_sections
+        self.digest.update(f"{doc.path}\0{doc.sha256}\n".encode())
+        self.db.execute(
+            "insert into documents (id, path, title, front_matter, sha256, bytes, lines, sections) "
+            "values (?, ?, ?, ?, ?, ?, ?, ?)",
+            (self._doc_id, *_document_values(doc)),
+        )
+        if self._titles - {doc.title}:  # rows written before a late first h1 named the document
+            self.db.execute("update sections set title = ? where document_id = ?", (doc.title, self._doc_id))
+
+    def abandon_document(self) -> None:
+        """Remove what start_document() wrote of a document that turned out unreadable."""
+        if not self._doc_open:
+            return
+        self._doc_open = False
+        self._rows, self._token_rows, self._last = [], [], None
+        if self._written:
+            first, last = self._first, self._first + self._written
+            self.db.execute("delete from tokens where section_id >= ? and section_id < ?", (first, last))
+            self.db.execute("delete from sections where document_id = ?", (self._doc_id,))
+            self.n_tokens = self.db.execute("select count(*) from tokens").fetchone()[0]
 
     def set_last_commits(self, commits: dict[str, str]) -> None:
         """Record each document's last git commit (documents.last_commit), by path."""

@@ -17,6 +17,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -413,3 +414,111 @@ def test_sigkill_mid_build_leaves_a_temp_the_next_build_removes(docs: Path, buil
     assert build(docs, built).exit_code == 0
     assert temps(built) == []
     assert paths(built) == ["good.md"]
+
+
+# -- per-file work is bounded (issue #16) --------------------------------------------------------
+
+def _table_bomb(tables: int) -> str:
+    # 300 header cells and 300 one-cell rows: markdown-it pads every row to 300 cells.
+    t = "|a" * 300 + "|\n" + "|-" * 300 + "|\n" + "x\n" * 300 + "\n"
+    return "# T\n\n" + t * tables
+
+
+def test_table_rows_are_one_token_each() -> None:
+    from mdfts.parse import parse_blocks
+
+    blocks = parse_blocks(_table_bomb(2))
+    kinds = [b.type for b in blocks]
+    # Cells fold into their row: 3 tokens a padded cell were 1.47 GB for 36 KB of tables.
+    assert not {"td_open", "th_open", "td_close", "th_close"} & set(kinds)
+    assert kinds.count("tr_open") < 2 * 301 and len(blocks) < 3 * kinds.count("tr_open") + 40
+    rows = [b for b in blocks if b.type == "tr_open"]
+    assert rows[0].meta["cells"][:2] == [(0, "a"), (1, "a")] and len(rows[0].meta["cells"]) == 300
+    assert rows[1].meta["cells"] == [(0, "x")]
+
+
+def test_table_bomb_is_indexed_with_its_cells(docs: Path, tmp_path: Path) -> None:
+    (docs / "t.md").write_text(_table_bomb(2) + "|`CELL_TOKEN`|b|\n|-|-|\n|`FIRST_COL`|see `OTHER_COL`|\n")
+    out = tmp_path / "index.db"
+    assert build(docs, out).exit_code == 0
+    with sqlite3.connect(f"file:{out}?mode=ro", uri=True) as db:
+        got = sorted(db.execute("select token, source from tokens join sections on sections.id = section_id "
+                                "where path = 't.md' and token like '%\\_%' escape '\\'"))
+    assert got == [("CELL_TOKEN", "definition"), ("FIRST_COL", "definition"), ("OTHER_COL", "code")]
+
+
+def _peak_build_mb(docs: Path, out: Path) -> float:
+    """VmHWM of a build in a fresh interpreter, in MB."""
+    code = ("import sys; from pathlib import Path; from mdfts.build import build_index;"
+            "build_index([Path(sys.argv[1])], Path(sys.argv[2]));"
+            "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1])")
+    done = subprocess.run([sys.executable, "-c", code, str(docs), str(out)], capture_output=True, text=True, check=True)
+    return int(done.stdout) / 1024
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="VmHWM is Linux's")
+def test_table_bomb_build_memory_is_bounded(docs: Path, tmp_path: Path) -> None:
+    (docs / "t.md").write_text(_table_bomb(20))  # the issue's 36 KB file: 1.47 GB and 44 s before
+    size_mb = (docs / "t.md").stat().st_size / 2**20
+    assert _peak_build_mb(docs, tmp_path / "index.db") <= 10 * size_mb + 64
+
+
+def test_sections_written_before_a_late_h1_get_its_title(docs: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import mdfts.build
+    import mdfts.sections
+
+    # Sections stream to the index before the document ends; those held back past the limit are
+    # written with the title so far (the file name) and corrected once the first h1 names it.
+    monkeypatch.setattr(mdfts.sections, "_HOLD_CHARS", 10)
+    monkeypatch.setattr(mdfts.build, "STREAM_FROM", 0)  # every file streamed, as big ones are
+    (docs / "late.md").write_text("lead text\n\n## One\n\nbody one\n\n# Late title\n\n## Two\n\nbody two\n")
+    out = tmp_path / "index.db"
+    from mdfts.build import build_index
+
+    build_index([docs], out)
+    with sqlite3.connect(f"file:{out}?mode=ro", uri=True) as db:
+        titles = db.execute("select distinct s.title, d.title from sections as s join documents as d "
+                            "on d.id = s.document_id where d.path = 'late.md'").fetchall()
+    assert titles == [("Late title", "Late title")]
+
+
+def test_a_file_that_fails_half_way_leaves_no_rows(docs: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import mdfts.build
+    from mdfts.errors import SourceError
+
+    real = mdfts.build.stream_sections
+
+    def fails_after_one_section(path: str, text: str, sink: Any, *args: Any, **kwargs: Any) -> Any:
+        if path != "bad.md":
+            return real(path, text, sink, *args, **kwargs)
+        real(path, text, sink, *args, **kwargs)
+        raise SourceError(path, 3, "failed after its sections were written")
+
+    (docs / "bad.md").write_text("# Bad\n\n`BAD_TOKEN`\n\n## More\n\ntext\n")
+    (docs / "more.md").write_text("# More\n")
+    monkeypatch.setattr(mdfts.build, "stream_sections", fails_after_one_section)
+    monkeypatch.setattr(mdfts.build, "STREAM_FROM", 0)  # every file streamed, as big ones are
+    out, clean = tmp_path / "index.db", tmp_path / "clean.db"
+    result = build(docs, out, "--on-error", "skip")
+    assert (result.exit_code, result.stderr) == (0, "Warning: bad.md:3: failed after its sections were written; skipped\n")
+    (docs / "bad.md").unlink()
+    assert build(docs, clean).exit_code == 0
+    with sqlite3.connect(f"file:{out}?mode=ro", uri=True) as db, sqlite3.connect(f"file:{clean}?mode=ro", uri=True) as c:
+        for table in ("documents", "sections", "tokens"):
+            assert db.execute(f"select * from {table} order by 1, 2").fetchall() == \
+                c.execute(f"select * from {table} order by 1, 2").fetchall(), table
+
+
+def test_streamed_files_give_the_same_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import mdfts.build
+    from mdfts.build import build_index
+
+    docs = Path(__file__).resolve().parent / "fixtures" / "docs"
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1")
+    build_index([docs], tmp_path / "whole.db", artifact_version="")
+    monkeypatch.setattr(mdfts.build, "STREAM_FROM", 0)  # every file streamed, section by section
+    build_index([docs], tmp_path / "streamed.db", artifact_version="")
+    assert (tmp_path / "whole.db").read_bytes() == (tmp_path / "streamed.db").read_bytes()
