@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import bench.common
 from bench.common import REPO, build_peak, md_table, percentile, portable_command, replicate
 
 from conftest import FIXTURE_DOCS, run_cli
@@ -79,9 +80,11 @@ def test_build_peak_reads_vmhwm_of_a_fresh_process(tmp_path: Path) -> None:
     assert 5 < imports.rss_mb <= built.rss_mb < 500
 
 
-def test_portable_command_drops_this_machines_paths(tmp_path: Path) -> None:
+def test_portable_command_drops_this_machines_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    checkout = Path("/srv/work/mdfts")  # not in the temp folder, wherever this checkout is
+    monkeypatch.setattr(bench.common, "REPO", checkout)
     assert portable_command("python -m bench speed", [
-        str(REPO / "sample" / "docs"), str(REPO.parent / "shared" / "corpora" / "x"), "/elsewhere/work",
+        str(checkout / "sample" / "docs"), "/srv/work/shared/corpora/x", "/elsewhere/work",
         str(tmp_path / "out.md"), "--runs", "1",
     ]) == "python -m bench speed sample/docs ../shared/corpora/x .../work .../out.md --runs 1"
 
