@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -115,13 +116,18 @@ class Peak:
     sections: int   # 0 when nothing was built
 
 
-def build_peak(sources: Sequence[Path], out: Path) -> Peak:
+def build_peak(sources: Sequence[Path], out: Path, workers: int | None = None) -> Peak:
     """Peak memory of a build of `sources` into `out` in a fresh interpreter; no sources: the
-    peak of importing mdfts.build and markdown-it alone. Linux only (/proc/self/status)."""
+    peak of importing mdfts.build and markdown-it alone. Linux only (/proc/self/status).
+
+    :param workers: MDFTS_WORKERS for the build; 1 keeps the whole build in the one process
+        whose peak is read (worker processes would hold the files in flight beside it).
+    """
     if not Path("/proc/self/status").is_file():
         raise click.ClickException("peak memory is read from /proc/self/status (VmHWM): Linux only")
+    env = {**os.environ, "MDFTS_WORKERS": str(workers)} if workers else None
     done = subprocess.run([sys.executable, "-c", _PEAK_CHILD, str(out), *map(str, sources)],
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True, check=True, env=env)
     kib, seconds, sections = done.stdout.split()
     return Peak(int(kib) / 1024, float(seconds), int(sections))
 

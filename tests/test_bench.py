@@ -23,19 +23,20 @@ def test_quick_run_writes_every_section(tmp_path: Path) -> None:
     out = tmp_path / "benchmarks.md"
     proc = subprocess.run(
         [sys.executable, "-m", "bench", "speed", "--quick", str(FIXTURES), "--out", str(out),
-         "--sizes", "60", "--queries", "10", "--keep", str(tmp_path / "work")],
+         "--sizes", "30,60", "--queries", "10", "--keep", str(tmp_path / "work")],
         capture_output=True, text=True, timeout=120, cwd=REPO,
     )
     assert proc.returncode == 0, proc.stderr
     report = out.read_text(encoding="utf-8")
-    for title in ("Machine", "Build", "Build stages", "Size", "Memory", "Query", "Incremental", "Targets (issue #7)"):
+    for title in ("Machine", "Build", "Build stages", "Size", "Memory", "Query", "Growth", "Incremental",
+                  "Targets (issue #15)"):
         assert f"\n## {title}\n" in report
     assert "| SQLite | " in report
-    for method in ("search.sql (mdfts)", "bare bm25 MATCH", "linear scan", "rank-bm25"):
+    for method in ("search.sql (mdfts)", "bare bm25 MATCH", "linear scan", "rank-bm25", "tantivy", "bm25s"):
         assert method in report
     build_row = next(line for line in report.splitlines() if line.startswith("| bench |"))
     assert build_row.split("|")[2].strip() == "3"  # files
-    assert "## Targets (issue #7)" in proc.stdout  # the report is printed too
+    assert "## Targets (issue #15)" in proc.stdout  # the report is printed too
     assert "Command: `python -m bench speed --quick tests/fixtures/bench --out .../benchmarks.md " in report
     assert str(tmp_path) not in report and str(REPO) not in report
 
