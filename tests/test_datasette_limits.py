@@ -154,3 +154,17 @@ def test_long_sql_in_mdfts_queries_is_shown_whole(datasette_client: Any, hostile
     status, page = datasette_client(hostile_db).get("/hostile/mdfts_queries/search")
     assert status == 200
     assert "characters)</span>" not in page and "order by" in page.split("col-sql")[-1]
+
+
+def test_a_section_page_lists_a_bounded_number_of_children(datasette_client: Any, tmp_path: Path) -> None:
+    # Today every child is listed, and the neighbours query behind it reads every child's body:
+    # 50,000 sections under one h1 made a 2.5 MB page.
+    docs = tmp_path / "wide"
+    docs.mkdir()
+    (docs / "top.md").write_text("# Top\n\nintro\n\n" + "".join(f"## h{i}\n\ntext {i}\n\n" for i in range(500)))
+    build_index([docs], tmp_path / "wide.db")
+    status, page = datasette_client(tmp_path / "wide.db").get("/wide/sections/1")
+    assert status == 200
+    children = page.split('<ul class="mdfts-children">')[1].split("</ul>")[0]
+    assert children.count("<li>") == 200 and ">h199</a>" in children and ">h200</a>" not in children
+    assert "The first 200 are listed; the <a href=\"/wide/outline?path=top.md\">outline of the file</a>" in page

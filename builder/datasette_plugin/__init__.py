@@ -31,14 +31,20 @@ from mdfts.render import PAGE_CHARS, PREVIEW_CHARS, render_section, snippet_html
 _INDEXES: WeakKeyDictionary[Any, dict[str, IndexFacts]] = WeakKeyDictionary()
 _METADATA: WeakKeyDictionary[Any, dict[str, Any]] = WeakKeyDictionary()
 
-# The section page's own reads; static SQL with bound values (the section, its ancestors, its
-# exact tokens). Parent, previous, next and children come from the shipped `neighbors` query.
-_SECTION_SQL = ("select id, path, heading, trail, level, anchor, start_line, end_line, parent_id, "
-                "chars, body from sections where id = :id")
+# The section page's own reads; static SQL with bound values, each bounded: the section, its
+# ancestors, its neighbours and first children (headings only: the shipped `neighbors` query
+# returns every child's body, 50,000 of them under one h1 made a 2.5 MB page), its tokens.
+_SECTION_SQL = ("select id, document_id, path, heading, trail, level, anchor, start_line, end_line, "
+                "parent_id, prev_id, next_id, chars, body from sections where id = :id")
 _PARENT_SQL = "select id, heading, parent_id from sections where id = :id"
+_AROUND_SQL = ("select id, heading, start_line from sections "
+               "where id in (:parent, :previous, :next)")
+_CHILDREN_SQL = ("select id, heading, start_line from sections where document_id = :document "
+                 "and parent_id = :id order by ordinal limit :limit")
 _TOKENS_SQL = ("select token, kind from tokens where section_id = :id "
                "group by token, kind order by kind, token limit 500")
 MAX_DEPTH = 8  # headings nest six deep; the lead text and a margin
+MAX_CHILDREN = 200  # listed on a section page; the outline query has them all
 
 
 def _facts(datasette: Any, database: str | None) -> IndexFacts | None:
@@ -232,10 +238,6 @@ def _cells(row: Any) -> dict[str, Any]:
     return {cell["column"]: cell for cell in row}
 
 
-def _first(items: list[dict[str, Any]] | None) -> dict[str, Any] | None:
-    return items[0] if items else None
-
-
 async def _section_page(datasette: Any, database: str, facts: IndexFacts, pk: str) -> dict[str, Any] | None:
     db = datasette.get_database(database)
     rows = (await db.execute(_SECTION_SQL, {"id": pk})).rows
@@ -250,12 +252,10 @@ async def _section_page(datasette: Any, database: str, facts: IndexFacts, pk: st
             break
         ancestors.insert(0, {"id": up[0]["id"], "heading": up[0]["heading"]})
         parent = up[0]["parent_id"]
-    around: dict[str, list[dict[str, Any]]] = {}
-    neighbors = next((q for q in facts.queries if q.name == "neighbors"), None)
-    if neighbors is not None:
-        for r in (await db.execute(neighbors.sql, {"id": me["id"]})).rows:
-            around.setdefault(r["relation"], []).append({"id": r["id"], "heading": r["heading"],
-                                                         "start_line": r["start_line"]})
+    ids = {"parent": me["parent_id"], "previous": me["prev_id"], "next": me["next_id"]}
+    found = {r["id"]: dict(r) for r in (await db.execute(_AROUND_SQL, ids)).rows}
+    children = [dict(r) for r in (await db.execute(
+        _CHILDREN_SQL, {"document": me["document_id"], "id": me["id"], "limit": MAX_CHILDREN + 1})).rows]
     tokens = [dict(token=r["token"], kind=r["kind"]) for r in (await db.execute(_TOKENS_SQL, {"id": me["id"]})).rows]
     return {
         "section": me,
@@ -263,12 +263,13 @@ async def _section_page(datasette: Any, database: str, facts: IndexFacts, pk: st
         "body": await _rendered(me["body"], PAGE_CHARS),
         "trail": _trail(me["trail"]) or [me["heading"]],
         "ancestors": ancestors,
-        "parent": _first(around.get("parent")),
-        "previous": _first(around.get("previous")),
-        "next": _first(around.get("next")),
-        "children": around.get("child", []),
+        "parent": found.get(ids["parent"]),
+        "previous": found.get(ids["previous"]),
+        "next": found.get(ids["next"]),
+        "children": children[:MAX_CHILDREN],
+        "more_children": len(children) > MAX_CHILDREN,
         "tokens": tokens,
-        "has_neighbors": neighbors is not None,
+        "has_neighbors": any(q.name == "neighbors" for q in facts.queries),
         "has_outline": any(q.name == "outline" for q in facts.queries),
         "has_token": any(q.name == "token" for q in facts.queries),
     }
