@@ -61,6 +61,7 @@ def many_docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.mark.integration  # worker processes: seconds each
 def test_workers_write_the_same_bytes(many_docs: Path, tmp_path: Path) -> None:
     one = build_index([many_docs], tmp_path / "one.db", workers=1)
     three = build_index([many_docs], tmp_path / "three.db", workers=3)
@@ -69,6 +70,7 @@ def test_workers_write_the_same_bytes(many_docs: Path, tmp_path: Path) -> None:
     assert (one.files, one.stats.sections, one.stats.tokens) == (three.files, three.stats.sections, three.stats.tokens)
 
 
+@pytest.mark.integration  # worker processes: seconds each
 def test_workers_skip_and_fail_like_one_process(many_docs: Path, tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     shutil.copytree(many_docs, docs)
