@@ -4,6 +4,7 @@ within GitHub's rate limits; the ref's ETag and the files of each commit are cac
 from __future__ import annotations
 
 import hashlib
+import http.client
 import io
 import json
 import os
@@ -314,11 +315,16 @@ class Snapshot:
     folder: str  # the folder of PATH that document paths are relative to
 
 
-class _Counting(io.RawIOBase):
-    """A read-only stream that counts the bytes read through it."""
+class BrokenOff(MdftsError):
+    """A download stopped before its end (the network, not the archive): worth another try."""
 
-    def __init__(self, raw: IO[bytes], progress: Callable[[int], None] | None) -> None:
-        self.raw, self.count, self.progress, self.last = raw, 0, progress, 0
+
+class _Counting(io.RawIOBase):
+    """A read-only stream that counts the bytes read through it, and raises when it ends short of
+    `expected` (urllib just returns b"" when a connection closes early)."""
+
+    def __init__(self, raw: IO[bytes], progress: Callable[[int], None] | None, expected: int | None) -> None:
+        self.raw, self.count, self.progress, self.last, self.expected = raw, 0, progress, 0, expected
 
     def readable(self) -> bool:
         return True
@@ -326,6 +332,8 @@ class _Counting(io.RawIOBase):
     def readinto(self, buffer: Any) -> int:
         data = self.raw.read(len(buffer))
         n = len(data)
+        if not n and buffer and self.expected is not None and self.count < self.expected:
+            raise ConnectionError(f"the connection closed at byte {self.count:,} of {self.expected:,}")
         buffer[:n] = data
         self.count += n
         if self.progress and self.count - self.last >= 1 << 18:
@@ -350,6 +358,7 @@ def read_archive(
     max_total_bytes: int = MAX_TOTAL_BYTES,
     warn: Callable[[str], None] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    expected_bytes: int | None = None,
 ) -> tuple[str | None, Snapshot]:
     """Read a (gzipped) tar stream front to back, keeping in memory only the regular files under
     the source's PATH that the globs and discover's rules select; links, devices and absolute or
@@ -357,10 +366,11 @@ def read_archive(
     writes it), or None, and the snapshot.
 
     :param strip: drop the first path component (GitHub's `owner-repo-sha7/` folder).
+    :param expected_bytes: the Content-Length; a stream that ends before it raises BrokenOff.
     """
     files: dict[str, bytes] = {}
     total, mtime, folder = 0, 0, source.path
-    counter = _Counting(stream, (lambda n: progress(n, len(files))) if progress else None)
+    counter = _Counting(stream, (lambda n: progress(n, len(files))) if progress else None, expected_bytes)
     name = str(source)
     try:
         with tarfile.open(fileobj=io.BufferedReader(counter, 1 << 16), mode="r|*") as tar:
@@ -403,7 +413,9 @@ def read_archive(
                 files[rel] = extracted.read()
                 mtime = max(mtime, int(member.mtime))
             comment = tar.pax_headers.get("comment")
-    except (tarfile.TarError, EOFError, OSError, ValueError) as err:
+    except (OSError, http.client.HTTPException) as err:  # the network, not the archive
+        raise BrokenOff(f"{name}: the download broke off after {counter.count:,} bytes: {err}") from None
+    except (tarfile.TarError, EOFError, ValueError) as err:
         raise MdftsError(f"{name}: cannot read the archive: {err}") from None
     if progress:
         progress(counter.count, len(files))
@@ -539,13 +551,12 @@ def fetch(
     if snap is not None:
         _check_caps(source, snap, max_file_bytes, max_total_bytes)
     else:
-        answer = client.get(f"{repo}/tarball/{commit}", what=f"{source}")
-        try:
-            shown = (lambda n, files: progress(str(source), n, files)) if progress else None
-            named, snap = read_archive(answer.body, source, include, exclude, warn=warn, progress=shown,
-                                       max_file_bytes=max_file_bytes, max_total_bytes=max_total_bytes)
-        finally:
-            answer.close()
+        shown = (lambda n, files: progress(str(source), n, files)) if progress else None
+        named, snap = _download(client, f"{repo}/tarball/{commit}", source,
+                                lambda body, length: read_archive(
+                                    body, source, include, exclude, warn=warn, progress=shown,
+                                    max_file_bytes=max_file_bytes, max_total_bytes=max_total_bytes,
+                                    expected_bytes=length))
         if named is not None and named.lower() != commit:
             raise MdftsError(f"{source}: the archive is of commit {named}, not the {commit} asked for")
         snap.commit = commit
@@ -556,6 +567,24 @@ def fetch(
     meta = {"source_ref": ref, "source_commit": commit, "source_path": source.path,
             "source_url": source_url_template(client.api_url, source, snap.folder)}
     return FileSet(source.name, source.prefix, snap.files, meta, commit, snap.commit_time)
+
+
+def _download(client: GitHubClient, path: str, source: GitHubSource,
+              read: Callable[[IO[bytes], int | None], tuple[str | None, Snapshot]]) -> tuple[str | None, Snapshot]:
+    """GET the tarball and read it; a download that breaks off is asked for again (1, 2, 4 s)."""
+    attempt = 0
+    while True:
+        answer = client.get(path, what=f"{source}")
+        length = (answer.headers.get("Content-Length") or "").strip()
+        try:
+            return read(answer.body, int(length) if length.isdigit() else None)
+        except BrokenOff as err:
+            if attempt == MAX_RETRIES:
+                raise MdftsError(f"{err}; gave up after {MAX_RETRIES} retries") from None
+            client.sleep(2.0**attempt)
+            attempt += 1
+        finally:
+            answer.close()
 
 
 def _check_caps(source: GitHubSource, snap: Snapshot, max_file: int, max_total: int) -> None:

@@ -116,8 +116,8 @@ def info_text(data: Mapping[str, Any]) -> str:
         ("artifact version", meta.get("artifact_version", "-")),
         ("source", meta.get("source", "?")),
     ]
-    for key in ("git_commit", "git_ref", "built_at"):
-        if key in meta:
+    for key in ("source_ref", "source_path", "git_commit", "git_ref", "built_at"):
+        if meta.get(key):
             rows.append((key.replace("_", " "), meta[key]))
     rows += [
         ("documents", meta.get("documents", "?")),

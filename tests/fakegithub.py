@@ -56,6 +56,7 @@ class Canned:
     status: int
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b""
+    cut: int = 0  # leave off this many bytes of the body (the Content-Length still counts them)
 
 
 class FakeGitHub:
@@ -117,13 +118,13 @@ def _handler(fake: FakeGitHub) -> Callable[..., BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: object) -> None:  # quiet
             pass
 
-        def _send(self, status: int, headers: dict[str, str], body: bytes = b"") -> None:
+        def _send(self, status: int, headers: dict[str, str], body: bytes = b"", cut: int = 0) -> None:
             self.send_response(status)
             for k, v in headers.items():
                 self.send_header(k, v)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            self.wfile.write(body[: len(body) - cut])
 
         def _json(self, status: int, message: str, headers: dict[str, str]) -> None:
             self._send(status, {**headers, "Content-Type": "application/json"},
@@ -140,7 +141,7 @@ def _handler(fake: FakeGitHub) -> Callable[..., BaseHTTPRequestHandler]:
                 if canned is not None:
                     fake.script.remove(canned)
             if canned is not None:
-                self._send(canned.status, canned.headers, canned.body)
+                self._send(canned.status, canned.headers, canned.body, canned.cut)
                 return
             rate = fake.rate_headers() if api else {}
             repo = f"/repos/{fake.owner}/{fake.name}"

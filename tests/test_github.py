@@ -407,6 +407,31 @@ def test_an_oversized_file_fails_the_build_and_keeps_the_old_index(github: FakeG
     assert "huge.md" not in _paths(out)
 
 
+def test_a_download_that_breaks_off_is_tried_again(github: FakeGitHub, clock: Clock, clone: Path,
+                                                  tmp_path: Path) -> None:
+    sha = git(clone, "rev-parse", "HEAD")
+    whole = github.archive(sha)
+    github.script = [Canned("download", 200, {}, whole, cut=len(whole) // 2)]
+    build_index([f"github:acme/handbook@{sha}:docs"], tmp_path / "a.db", github=_options(github, clock))
+    assert [s.api for s in github.seen] == [True, False, True, False]
+    assert (clock.sleeps, len(_paths(tmp_path / "a.db"))) == ([1.0], 4)
+
+    github.script = [Canned("download", 200, {}, whole, cut=10) for _ in range(4)]
+    with pytest.raises(MdftsError, match=rf"^github:acme/handbook@{sha}: the download broke off after "
+                                         rf"{len(whole) - 10:,} bytes: the connection closed at byte "
+                                         rf"{len(whole) - 10:,} of {len(whole):,}; gave up after 3 retries$"):
+        build_index([f"github:acme/handbook@{sha}"], tmp_path / "b.db", github=_options(github, clock))
+
+
+def test_a_corrupt_archive_is_an_error_not_a_retry(github: FakeGitHub, clock: Clock, clone: Path,
+                                                   tmp_path: Path) -> None:
+    sha = git(clone, "rev-parse", "HEAD")
+    github.archives[sha] = b"\x1f\x8b" + b"not gzip at all" * 10
+    with pytest.raises(MdftsError, match=r"cannot read the archive"):
+        build_index([f"github:acme/handbook@{sha}"], tmp_path / "a.db", github=_options(github, clock))
+    assert len(github.downloads()) == 1
+
+
 def test_total_size_cap() -> None:
     data = _tar([(f"top/docs/{i}.md", b"# x\n" * 100, tarfile.REGTYPE) for i in range(5)])
     src = parse_source("github:a/b:docs")
@@ -435,6 +460,11 @@ def test_cli_build_from_github(github: FakeGitHub, tmp_path: Path) -> None:
     assert result.stdout == ""
     assert result.stderr.startswith(f"{out}: 4 documents, ")  # no progress off a terminal
     assert TOKEN not in result.stderr
+    info = run_cli(["info", str(out)]).stdout
+    sha = github.resolve("HEAD")
+    assert [line for line in info.splitlines() if line.startswith(("source", "git commit"))] == [
+        "source            github:acme/handbook", "source ref        HEAD", "source path       docs",
+        f"git commit        {sha}"]
 
 
 def test_cli_max_wait_zero_fails_with_one_line(github: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
