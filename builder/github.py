@@ -33,6 +33,7 @@ FIRST_BACKOFF = 60.0  # a rate limit that names no time to wait: 60 s, 120 s, 24
 DEFAULT_MAX_WAIT = 900.0  # seconds of rate-limit waiting a whole build may spend
 MAX_FILE_BYTES = 8 << 20  # one kept file
 MAX_TOTAL_BYTES = 256 << 20  # all kept files of one source
+MAX_ARCHIVE_BYTES = 8 << 30  # every file in the tarball, kept or not (a decompression bomb stops here)
 TIMEOUT = 60.0  # seconds without a byte before a request fails
 
 _OWNER = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})"
@@ -356,6 +357,7 @@ def read_archive(
     strip: bool = True,
     max_file_bytes: int = MAX_FILE_BYTES,
     max_total_bytes: int = MAX_TOTAL_BYTES,
+    max_archive_bytes: int = MAX_ARCHIVE_BYTES,
     warn: Callable[[str], None] | None = None,
     progress: Callable[[int, int], None] | None = None,
     expected_bytes: int | None = None,
@@ -369,12 +371,16 @@ def read_archive(
     :param expected_bytes: the Content-Length; a stream that ends before it raises BrokenOff.
     """
     files: dict[str, bytes] = {}
-    total, mtime, folder = 0, 0, source.path
+    total, unpacked, mtime, folder = 0, 0, 0, source.path
     counter = _Counting(stream, (lambda n: progress(n, len(files))) if progress else None, expected_bytes)
     name = str(source)
     try:
         with tarfile.open(fileobj=io.BufferedReader(counter, 1 << 16), mode="r|*") as tar:
             for member in tar:
+                unpacked += member.size
+                if unpacked > max_archive_bytes:
+                    raise MdftsError(f"{name}: the archive unpacks to over {max_archive_bytes:,} bytes; "
+                                     "too large to read through for its docs")
                 if _unsafe(member.name):
                     if warn:
                         warn(f"{name}: {display(member.name)}: skipped, an absolute or '..' name")

@@ -437,6 +437,8 @@ def test_total_size_cap() -> None:
     src = parse_source("github:a/b:docs")
     with pytest.raises(MdftsError, match=r"^github:a/b:docs: the selected files pass 1,000 bytes; choose a smaller"):
         read_archive(io.BytesIO(data), src, max_total_bytes=1000)
+    with pytest.raises(MdftsError, match=r"^github:a/b:other: the archive unpacks to over 1,500 bytes; too large"):
+        read_archive(io.BytesIO(data), parse_source("github:a/b:other"), max_archive_bytes=1500)
     commit, snap = read_archive(io.BytesIO(data), src, max_total_bytes=2000)
     assert (commit, sorted(snap.files)) == (None, [f"{i}.md" for i in range(5)])
 
