@@ -275,7 +275,10 @@ def info(db: Path, as_json: bool) -> None:
               help="Run every line of this file as a query (- for stdin); prints JSON Lines.")
 @json_option("JSON: an array, or with --queries one object a line; the markdown is body, and content (an alias)")
 @click.option("--sql", "show_sql", is_flag=True, help="Print the SQL of the search query instead.")
-def search(db: Path, query: str | None, k: int, queries_file: Any, as_json: bool, show_sql: bool) -> None:
+@click.option("--explain", is_flag=True,
+              help="Show why each hit ranks: every signal's value and share, how each term matched.")
+def search(db: Path, query: str | None, k: int, queries_file: Any, as_json: bool, show_sql: bool,
+           explain: bool) -> None:
     """Find the sections that best match QUERY (any text: words, ENV_VARS, --flags, E1234).
 
     \b
@@ -283,6 +286,7 @@ def search(db: Path, query: str | None, k: int, queries_file: Any, as_json: bool
       mdfts search dist/docs.db "payments rollback PAYMENTS_DB_URL"
       mdfts search dist/docs.db --queries questions.txt --json -k 5
       mdfts search dist/docs.db -- --force-with-lease    # a query that starts with "-"
+      mdfts search dist/docs.db "PaymentsGatewayDown mitigation" --explain
     """
     from mdfts import commands
     from mdfts.index import open_index
@@ -294,12 +298,12 @@ def search(db: Path, query: str | None, k: int, queries_file: Any, as_json: bool
             click.echo(ix.sql("search"), nl=False)
         return
     if queries_file is not None:
-        commands.search_lines(db, queries_file, k, click.echo)
+        commands.search_lines(db, queries_file, k, click.echo, explain=explain)
         return
     if query is None:
         open_index(db).close()  # first: `mdfts search rollback` names the missing index file
         raise click.UsageError("give a QUERY, or --queries FILE")
-    commands.search(db, query, k, as_json, click.echo)
+    commands.search(db, query, k, as_json, click.echo, explain=explain)
 
 
 @cli.command()

@@ -18,31 +18,32 @@ class Echo(Protocol):
     def __call__(self, message: str, *, err: bool = False, nl: bool = True) -> object: ...
 
 
-def search_lines(db: Path, lines: Iterable[str], k: int, echo: Echo) -> None:
+def search_lines(db: Path, lines: Iterable[str], k: int, echo: Echo, explain: bool = False) -> None:
     """One JSON line per query line, each written (and flushed) before the next line is read, so
     a process on the other end of a pipe can send a query and wait for its answer."""
     from mdfts.index import open_index
 
     with open_index(db) as ix:
         queries = (q for raw in lines for q in raw.splitlines() or [""])
-        for q, found in ix.search_many(queries, limit=k):
+        for q, found in ix.search_many(queries, limit=k, explain=explain):
             echo(output.to_json_line({"query": q, "results": [h.to_dict(content_alias=True) for h in found]}))
 
 
-def search(db: Path, query: str, k: int, as_json: bool, echo: Echo) -> None:
-    """The best sections for `query`: a JSON array, or text (a note on stderr when none)."""
+def search(db: Path, query: str, k: int, as_json: bool, echo: Echo, explain: bool = False) -> None:
+    """The best sections for `query`: a JSON array, or text (a note on stderr when none); with
+    `explain`, each hit's score breakdown (search.sql's explain column) too."""
     from mdfts import lookup
     from mdfts.index import open_index
 
     with open_index(db) as ix:
-        hits = ix.search(query, limit=k)
+        hits = ix.search(query, limit=k, explain=explain)
     if as_json:  # `content` repeats `body`: batch consumers read that name
         echo(output.to_json([h.to_dict(content_alias=True) for h in hits]))
     elif not hits:
         what = "no usable search term" if not lookup.has_terms(query) else "no section matches"
         echo(f"{what}: {query!r}", err=True)
     else:
-        echo(output.hits_text(hits))
+        echo(output.hits_text(hits, explain=explain))
 
 
 def show(db: Path, ref: str, neighbors: bool, as_json: bool, echo: Echo) -> None:

@@ -123,11 +123,12 @@ class Index:
 
         return lookup.search_hits(self, q, limit, explain, path_prefix)
 
-    def search_many(self, queries: Iterable[str], limit: int = 10) -> Iterator[tuple[str, list[Hit]]]:
+    def search_many(self, queries: Iterable[str], limit: int = 10,
+                    explain: bool = False) -> Iterator[tuple[str, list[Hit]]]:
         """(query, hits) for each query, in order."""
         from mdfts import lookup
 
-        return lookup.search_many(self, queries, limit)
+        return lookup.search_many(self, queries, limit, explain)
 
     def show(self, ref: str) -> Hit | Outline:
         """The section a reference names: an id, PATH#ANCHOR (any case) or PATH:LINE; for a bare

@@ -41,11 +41,12 @@ def search(db: IndexLike, q: str, limit: int = 10, explain: bool = False,
         return search_hits(ix, q, limit, explain, path_prefix)
 
 
-def search_many(db: IndexLike, queries: Iterable[str], limit: int = 10) -> Iterator[tuple[str, list[Hit]]]:
+def search_many(db: IndexLike, queries: Iterable[str], limit: int = 10,
+                explain: bool = False) -> Iterator[tuple[str, list[Hit]]]:
     """(query, hits) for each query, in order."""
     with _opened(db) as ix:
         for q in queries:
-            yield q, search_hits(ix, q, limit)
+            yield q, search_hits(ix, q, limit, explain)
 
 
 def has_terms(q: str) -> bool:
@@ -129,8 +130,11 @@ def search_hits(ix: Index, q: str, limit: int = 10, explain: bool = False,
             why = json.loads(raw) if isinstance(raw, str) else raw if isinstance(raw, dict) else {
                 "score": row["score"], "available": False,
                 "note": "this index's search.sql gives no breakdown; only the total score"}
+        # exact: False when the query names an identifier and this hit holds none of them as
+        # written (search.sql's `exact` column), so an absent name never passes for a hit.
+        exact = None if row.get("exact") is None else bool(row["exact"])
         out.append(hit_from_row(row, _url(ix, row), score=row["score"], snippet=row["snippet"] or "",
-                                rank=len(out) + 1, explain=why))
+                                rank=len(out) + 1, explain=why, exact=exact))
         if len(out) >= limit:
             break
     return out

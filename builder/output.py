@@ -63,15 +63,32 @@ def key_values(pairs: Iterable[tuple[str, Any]]) -> str:
     return "\n".join(f"{k.ljust(w)}  {v}" for k, v in items)
 
 
-def hits_text(hits: Sequence[Any]) -> str:
-    """Search results: rank, the `path:lines` reference `show` accepts, the trail, the score, a snippet."""
+def hits_text(hits: Sequence[Any], explain: bool = False) -> str:
+    """Search results: rank, the `path:lines` reference `show` accepts, the trail, the score, a
+    snippet; a hit that holds none of the query's identifiers as written is marked
+    `(no exact match)`. With `explain`, each signal's points and share, and how each term matched."""
     lines = []
     for h in hits:
         where = f"{h.index}:" if h.index else ""
-        lines.append(f"{h.rank:>2}. {where}{h.lines}  {' > '.join(h.trail) or '(lead text)'}  [{h.score:.3f}]")
+        mark = "  (no exact match)" if h.exact is False else ""
+        lines.append(f"{h.rank:>2}. {where}{h.lines}  {' > '.join(h.trail) or '(lead text)'}  [{h.score:.3f}]{mark}")
         if h.snippet:
             lines.append("    " + " ".join(h.snippet.split()))
+        if explain and h.explain:
+            lines.extend(explain_text(h.explain))
     return "\n".join(lines)
+
+
+def explain_text(why: dict[str, Any]) -> list[str]:
+    """search.sql's breakdown of one score, as indented lines: the signals that scored, then
+    each query term and how it matched (exact, stem or none)."""
+    if not why.get("signals"):
+        return ["    " + str(why.get("note", "no breakdown"))]
+    parts = [f"{name} {s['points']:+.3f} ({s['share']:.0%}; {s['value']:.2f} x {s['weight']:g})"
+             for name, s in why["signals"].items() if s.get("points")]
+    terms = [f"{t['term']}={t['match']}" + ("*" if t.get("identifier") else "") for t in why.get("terms", [])]
+    return ["    why: " + ("; ".join(parts) or "no signal"),
+            "    terms: " + " ".join(terms) + ("   (* identifier)" if any("*" in t for t in terms) else "")]
 
 
 def section_text(hit: Any) -> str:

@@ -30,29 +30,40 @@ raw(pos, v) as (
 ),
 -- A term as written, trimmed of quotes, brackets and trailing punctuation (the same rule as
 -- mdfts.tokens.normalize), its ASCII lower-case form; strong: it is an exact identifier in the
--- index (anything but a kebab name or a plain code span); stop: a stop word.
-term(pos, t, n, strong, stop) as materialized (
-  select pos, t, n,
-    exists (select 1 from tokens as tk where tk.norm = n and tk.kind not in ('name', 'code')),
-    n in (select word from mdfts_stopwords)
+-- index (anything but a kebab name or a plain code span); ident: it is one, or is shaped like
+-- one though no section holds it (camelCase, snake_case, a --flag, dotted.name, letters with
+-- digits): a hit that holds none of the query's identifiers is flagged (`exact` = 0); stop: a
+-- stop word.
+term(pos, t, n, strong, ident, stop) as materialized (
+  select pos, t, n, strong,
+    strong or t glob '*[a-z][A-Z]*' or t glob '*[A-Za-z0-9]_[A-Za-z0-9]*' or t glob '--[A-Za-z]*'
+      or t glob '*[A-Za-z].[A-Za-z]*' or (t glob '*[A-Za-z]*' and t glob '*[0-9]*' and length(t) >= 4),
+    stop
   from (
-    select min(pos) as pos, max(t) as t, lower(t) as n
-    from (select pos, rtrim(ltrim(v, '"''`([{<'), '"''`)]}>.,:;!?') as t from raw)
-    where t <> '' group by lower(t))
+    select pos, t, n,
+      exists (select 1 from tokens as tk where tk.norm = n and tk.kind not in ('name', 'code')) as strong,
+      n in (select word from mdfts_stopwords) as stop
+    from (
+      select min(pos) as pos, max(t) as t, lower(t) as n
+      from (select pos, rtrim(ltrim(v, '"''`([{<'), '"''`)]}>.,:;!?') as t from raw)
+      where t <> '' group by lower(t)))
 ),
 -- The words of each term as FTS5 sees them (PAYMENTS_DB_URL → payments, db, url), each with
 -- the document frequency of its stem. term_df holds porter stems, which are prefixes of the
--- word but for a final y → i (policy → polici): the longest such prefix in term_df is the
--- word's stem, near enough for a weight (a word in no section gets df 1).
+-- word but for a final y → i (policy → polici): the longest such prefix in term_df, down to
+-- three letters, is the word's stem, near enough for a weight (found by at most ten primary
+-- key lookups; a word in no section gets df 1).
 part(pos, w, df, idf) as materialized (
   select pos, w, coalesce(json_extract(d, '$[0]'), 1), coalesce(json_extract(d, '$[1]'), 8.0)
   from (
     select term.pos, lower(p.value) as w, (
-        select json_array(d.df, d.idf) from term_df as d
-        where d.term between substr(lower(p.value), 1, max(3, length(p.value) / 2)) and lower(p.value)
-          and (substr(lower(p.value), 1, length(d.term)) = d.term
-               or lower(p.value) glob '*y' and substr(lower(p.value), 1, length(p.value) - 1) || 'i' = d.term)
-        order by length(d.term) desc limit 1) as d
+        select json_array(d.df, d.idf)
+        from json_each('[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]') as k
+        join term_df as d on d.term = case when k.value = 0 and lower(p.value) glob '*y'
+                                           then substr(lower(p.value), 1, length(p.value) - 1) || 'i'
+                                           else substr(lower(p.value), 1, length(p.value) - k.value) end
+        where length(p.value) - k.value >= min(3, length(p.value))
+        order by k.value limit 1) as d
     from term, json_each('["' || replace(replace(replace(replace(replace(replace(replace(replace(
         replace(replace(replace(replace(json_quote(term.t), '"', ''), '\', ''),
         ',', '","'), '-', '","'), '_', '","'), '.', '","'), '/', '","'), ':', '","'), '@', '","'),
@@ -64,10 +75,10 @@ part(pos, w, df, idf) as materialized (
 -- FTS5 expression (the quoted term, ORed with its synonyms' words - a plural finds its
 -- singular's group - and with the compound it makes with a neighbour, when the index holds
 -- it: "roll back" finds Rollback, "set up" finds setup) and the query's total idf.
-key(pos, t, n, strong, df, idf, expr, total) as materialized (
-  select pos, t, n, strong, df, idf, expr, sum(idf) over ()
+key(pos, t, n, strong, ident, df, idf, expr, total) as materialized (
+  select pos, t, n, strong, ident, df, idf, expr, sum(idf) over ()
   from (
-    select term.pos, term.t, term.n, term.strong, min(part.df) as df, max(part.idf) as idf,
+    select term.pos, term.t, term.n, term.strong, term.ident, min(part.df) as df, max(part.idf) as idf,
       '"' || replace(term.t, '"', '""') || '"' || coalesce((
         select group_concat(' OR "' || s2.word || '"', '')
         from mdfts_synonyms as s1 join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
@@ -153,15 +164,17 @@ hit(id, pos, b) as materialized (
 -- Per candidate and key term: found anywhere, in the file name, in the document, in the
 -- heading, in the trail; ev: its exact-token evidence (0 when the document's name holds the
 -- term: then it says which document, not which section); in_page: another section of the same
--- document holds it as an exact token (the page is about it).
-termhit(id, pos, t, strong, idf, total, bm_n, any_, in_file, in_doc, in_head, in_trail, ev, in_page) as materialized (
-  select hit.id, hit.pos, key.t, key.strong, key.idf, key.total, cand.bm_n,
+-- document holds it as an exact token (the page is about it); tok: the section holds it as an
+-- exact token (whatever the document's name says).
+termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, in_trail, ev, in_page, tok) as materialized (
+  select hit.id, hit.pos, key.t, key.ident, key.idf, key.total, cand.bm_n,
     coalesce(json_extract(hit.b, '$[0]') < 0, 0), coalesce(json_extract(hit.b, '$[1]') < 0, 0),
     coalesce(json_extract(hit.b, '$[2]') < 0, 0), coalesce(json_extract(hit.b, '$[3]') < 0, 0),
     coalesce(json_extract(hit.b, '$[4]') < 0, 0),
     case when coalesce(json_extract(hit.b, '$[2]') < 0, 0) then 0
          else coalesce((select ev from exact_t where exact_t.id = hit.id and exact_t.pos = hit.pos), 0) end,
-    pg.document_id is not null
+    pg.document_id is not null,
+    exists (select 1 from exact_t where exact_t.id = hit.id and exact_t.pos = hit.pos)
   from hit join key on key.pos = hit.pos join cand on cand.id = hit.id
   left join (select distinct o.document_id, e.pos from exact_t as e join sections as o on o.id = e.id
              where o.document_id in (select document_id from cand)) as pg
@@ -169,9 +182,10 @@ termhit(id, pos, t, strong, idf, total, bm_n, any_, in_file, in_doc, in_head, in
 ),
 -- The signals, each between 0 and 1 (shares of the query's idf unless said otherwise):
 --   bm     bm25 over the whole query, relative to the best candidate;
---   cover  coordination: the share of the query the section or its document's name holds at
---          all (half for an identifier only another section of its page holds), so a section
---          with all four terms beats a short one with three;
+--   cover  coordination: how much of the query the section or its document's name holds at
+--          all (half for an identifier only another section of its page holds): half the share
+--          of the query's idf, half the share of its terms squared, so a section with all four
+--          terms beats a short one with three even when the missing one is a common word;
 --   exact  exact-token evidence: identifiers the query names, held by the section as written
 --          (case-exact and defining counts more), as a share of the query, not of the best
 --          candidate, so an ordinary word that is a token somewhere earns only its share;
@@ -188,9 +202,11 @@ termhit(id, pos, t, strong, idf, total, bm_n, any_, in_file, in_doc, in_head, in
 --          the heading names one;
 --   empty  a page title (h1) with no text of its own but children below it: the answer is
 --          further down. (An empty "## Troubleshooting" over its cases is an answer: it stays.)
-feature(id, bm, cover, exact, head, hprec, file, nexact, nstrong) as materialized (
+feature(id, bm, cover, exact, head, hprec, file, nexact, nident) as materialized (
   select th.id, max(th.bm_n),
-    sum(th.idf * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end) / max(th.total),
+    0.5 * sum(th.idf * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end) / max(th.total)
+      + 0.5 * avg(case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end)
+            * avg(case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end),
     min(sum(th.ev) / max(th.total), 1.0),
     sum(th.idf * (th.in_head or th.in_trail)) / max(th.total),
     min(1.0, sum(th.in_head) * 1.0 / max(f.nhead, 1)),
@@ -201,7 +217,7 @@ feature(id, bm, cover, exact, head, hprec, file, nexact, nstrong) as materialize
               when replace(fw, ' ', '') = replace(replace(replace(lower(th.t), '-', ''), '_', ''), '.', '') then nw
               else 1 end) * 1.0 / nw)
       * (sum(th.idf * th.in_file) / max(th.total)),
-    sum(th.strong and th.ev > 0), sum(th.strong)
+    sum(th.ident and (th.tok or th.in_doc)), sum(th.ident)
   from termhit as th
   join (select id, fw, max(1, length(fw) - length(replace(fw, ' ', '')) + 1) as nw, nhead
         from (select s.id, trim(substr(s.file_words, 1, instr(s.file_words || ' /', ' /') - 1)) as fw,
@@ -211,7 +227,7 @@ feature(id, bm, cover, exact, head, hprec, file, nexact, nstrong) as materialize
               from sections as s where s.id in (select id from cand))) as f on f.id = th.id
   group by th.id
 ),
-signal(id, bm, cover, exact, head, hprec, file, phrase, role, empty, nexact, nstrong) as materialized (
+signal(id, bm, cover, exact, head, hprec, file, phrase, role, empty, nexact, nident) as materialized (
   select f.id, f.bm, f.cover, f.exact, f.head, f.hprec, min(f.file, 1.0),
     coalesce((select 1 from sections_fts
               where (select count(*) from raw) >= 3
@@ -225,16 +241,20 @@ signal(id, bm, cover, exact, head, hprec, file, phrase, role, empty, nexact, nst
     (select s.level = 1 and trim(substr(b, instr(b || char(10), char(10))), ' =-' || char(9) || char(10)) = ''
             and (select c.parent_id from sections as c where c.id = s.next_id) = s.id
      from (select id, level, next_id, trim(body) as b from sections where id = f.id) as s),
-    f.nexact, f.nstrong
+    f.nexact, f.nident
   from feature as f
 ),
 -- (A section's children follow it at once: it has some when the next section's parent is it.)
--- The score: the signals weighted; the weights are shown by --explain.
-ranked(id, score, bm, cover, exact, head, hprec, file, phrase, role, empty, nexact, nstrong) as (
-  select id, round(2.0 * bm + 1.5 * cover + 1.0 * exact + 1.0 * head + 1.0 * hprec + 1.5 * file
-                   + 1.0 * phrase + 0.5 * role - 1.0 * empty, 6),
-    bm, cover, exact, head, hprec, file, phrase, role, empty, nexact, nstrong
-  from signal
+-- The weight of each signal: the score is their weighted sum (--explain shows each part).
+weight(bm, cover, exact, head, hprec, file, phrase, role, empty) as (
+  select 2.0, 1.5, 1.0, 1.0, 1.0, 1.5, 1.0, 0.5, -2.0
+),
+ranked(id, score, bm, cover, exact, head, hprec, file, phrase, role, empty, nexact, nident) as (
+  select g.id, round(w.bm * g.bm + w.cover * g.cover + w.exact * g.exact + w.head * g.head
+                     + w.hprec * g.hprec + w.file * g.file + w.phrase * g.phrase + w.role * g.role
+                     + w.empty * g.empty, 6),
+    g.bm, g.cover, g.exact, g.head, g.hprec, g.file, g.phrase, g.role, g.empty, g.nexact, g.nident
+  from signal as g, weight as w
   order by 2 desc, 1
   limit coalesce(nullif(:limit, ''), 10)
 )
@@ -242,30 +262,44 @@ select
   row_number() over (order by r.score desc, r.id) as rank,
   s.id, s.path, s.heading, s.trail, s.anchor, s.level, s.start_line, s.end_line, r.score,
   -- The snippet: up to 160 characters around the first key word (by its stem's prefix) found in
-  -- the first 20,000 characters of the section's text, the word marked [like this].
+  -- the first 20,000 characters of the section's text, the word marked [like this]. instr and
+  -- substr over a bounded prefix: the cost does not grow with the section or with repeats
+  -- (FTS5's snippet() is quadratic in how often a term repeats within a section).
   (select case when at > 0 then
             (case when at > 60 then '…' else '' end) || substr(x, max(1, at - 60), min(at, 61) - 1)
             || '[' || substr(x, at, len) || ']' || substr(x, at + len, 100)
             || (case when at + len + 100 < length(x) then '…' else '' end)
           else substr(x, 1, 120) end
-   from (select x, at, len from (
+   from (select x, at, max(len, length(rtrim(substr(x, at, instr(substr(x, at, 40) || ' ', ' ') - 1),
+                                                '.,:;!?)]}>"''`'))) as len from (
            select x, instr(lower(x), k.w) as at, length(k.w) as len
            from (select substr(s.text, 1, 20000) as x) as t,
                 (select substr(w, 1, max(3, min(length(w), length(w) - 2))) as w from part
                  where length(w) >= 3 and pos in (select pos from key)) as k)
          order by at = 0, at limit 1)) as snippet,
   s.body,
-  (r.nstrong = 0 or r.nexact > 0) as exact,
+  (r.nident = 0 or r.nexact > 0) as exact,
+  -- explain: per signal its value (0-1), weight, points (value x weight) and share of the
+  -- score; per key term how it matched: exact (as written: an exact token, or the term itself
+  -- in the text or path), stem (only by its stem or a synonym), or none.
   case when :explain then json_object(
-    'signals', json_object(
-      'bm25', json_array(r.bm, 2.0), 'cover', json_array(r.cover, 1.5), 'exact', json_array(r.exact, 1.0),
-      'head', json_array(r.head, 1.0), 'hprec', json_array(r.hprec, 1.0), 'file', json_array(r.file, 1.5), 'phrase', json_array(r.phrase, 1.0),
-      'role', json_array(r.role, 0.5), 'empty', json_array(r.empty, -1.0)),
-    'terms', (select json_group_array(json_object('term', th.t, 'idf', th.idf,
-                'match', case when th.ev > 0 then 'exact' when not (th.any_ or th.in_doc) then 'none'
+    'score', r.score, 'identifiers', r.nident, 'identifiers_exact', r.nexact,
+    'signals', (select json_group_object(name, json_object('value', round(v, 4), 'weight', wt,
+                         'points', round(v * wt, 4), 'share', round(v * wt / nullif(r.score, 0), 4)))
+                from (select 'bm25' as name, r.bm as v, w.bm as wt from weight as w
+                      union all select 'cover', r.cover, w.cover from weight as w
+                      union all select 'exact', r.exact, w.exact from weight as w
+                      union all select 'head', r.head, w.head from weight as w
+                      union all select 'hprec', r.hprec, w.hprec from weight as w
+                      union all select 'file', r.file, w.file from weight as w
+                      union all select 'phrase', r.phrase, w.phrase from weight as w
+                      union all select 'role', r.role, w.role from weight as w
+                      union all select 'empty', r.empty, w.empty from weight as w)),
+    'terms', (select json_group_array(json_object('term', th.t, 'idf', th.idf, 'identifier', json(case when th.ident then 'true' else 'false' end),
+                'match', case when th.tok then 'exact' when not (th.any_ or th.in_doc) then 'none'
                               when instr(lower(substr(s.text, 1, 20000) || ' ' || s.path), lower(th.t)) then 'exact'
                               else 'stem' end))
-              from termhit as th where th.id = r.id)) end as explain
+              from (select * from termhit where termhit.id = r.id order by pos) as th)) end as explain
 from ranked as r
 join sections as s on s.id = r.id
 order by r.score desc, r.id;
