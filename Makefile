@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 SHARED ?= ../shared
+# The evaluator's own venv (its requirements: rank-bm25, bm25s, PyStemmer, ...); made when missing.
+EVALVENV ?= $(SHARED)/../evalvenv
 
 .PHONY: setup sample test quick lint cli-docs bench eval stress clean
 
@@ -44,13 +46,14 @@ lint: setup  ## ruff; workflows and action.yml (offline linters); mypy --strict 
 cli-docs: setup  ## regenerate docs/cli.md from --help (after any CLI change; a test checks it)
 	$(BIN)/python tools/cli_docs.py docs/cli.md
 
-eval: setup  ## retrieval quality on the bundled sample, and on ../shared/devset when present
+eval: setup  ## retrieval quality: the bundled sample, then every ../shared/devset set next to fts5naive and bm25s
 	$(BIN)/mdfts build sample/docs -o dist/sample-docs.db -q
 	$(BIN)/mdfts eval dist/sample-docs.db sample/queries.jsonl
-	@if [ -d $(SHARED)/devset/opsdocs ]; then \
-	  $(BIN)/mdfts build $(SHARED)/devset/opsdocs -o dist/opsdocs.db -q && \
-	  $(BIN)/mdfts eval dist/opsdocs.db $(SHARED)/devset/opsdocs.queries.jsonl; \
-	else echo "no $(SHARED)/devset: skipped the dev set"; fi
+	@if [ -d $(SHARED)/devset ] && [ -f $(SHARED)/eval/requirements.txt ]; then \
+	  [ -x $(EVALVENV)/bin/python ] || { $(PYTHON) -m venv $(EVALVENV) && \
+	    $(EVALVENV)/bin/pip install --quiet -r $(SHARED)/eval/requirements.txt; } && \
+	  $(BIN)/python -m bench devsets $(SHARED) --eval-python $(EVALVENV)/bin/python --mdfts-cmd $(BIN)/mdfts; \
+	else echo "no $(SHARED)/devset: skipped the dev sets"; fi
 	@for c in $(SHARED)/devset/opsdocs $(SHARED)/corpora/*/; do \
 	  if [ -d $$c ]; then \
 	    $(BIN)/mdfts build $$c -o dist/corpus-check.db -q && \

@@ -1,0 +1,87 @@
+"""Score mdfts on every labelled dev set next to the baselines (`make eval`).
+
+    python -m bench devsets SHARED_DIR --eval-python EVALVENV/bin/python --mdfts-cmd .venv/bin/mdfts
+
+For each `SHARED_DIR/devset/NAME.queries.jsonl` whose corpus exists (`devset/NAME/` or
+`corpora/NAME/`), runs `SHARED_DIR/eval/run_eval.py` with the systems mdfts, fts5naive and
+bm25s, and prints one table per set: Hit@1 and MRR@10 per query kind, a system per column.
+Exits 1 when mdfts is below either baseline on any set overall (Hit@1), so CI can gate on it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+SYSTEMS = ("mdfts", "fts5naive", "bm25s")
+BASELINES = ("fts5naive", "bm25s")
+
+
+def dev_sets(shared: Path) -> list[tuple[str, Path, Path]]:
+    """(name, corpus folder, queries file) for every dev set whose corpus is present, by name."""
+    out = []
+    for queries in sorted((shared / "devset").glob("*.queries.jsonl")):
+        name = queries.name.removesuffix(".queries.jsonl")
+        for corpus in (shared / "devset" / name, shared / "corpora" / name):
+            if corpus.is_dir():
+                out.append((name, corpus, queries))
+                break
+    return out
+
+
+def score_table(name: str, report: dict[str, Any]) -> str:
+    """One markdown table: a row per query kind, Hit@1 / MRR@10 for each system."""
+    systems = [s for s in SYSTEMS if s in report]
+    kinds = list(report[systems[0]]["kinds"])
+    lines = [f"### {name}", "",
+             "| kind | n | " + " | ".join(f"{s} Hit@1 | {s} MRR@10" for s in systems) + " | mdfts med chars@1 |",
+             "|---|---:|" + "---:|---:|" * len(systems) + "---:|"]
+    for kind in kinds:
+        cells = []
+        for s in systems:
+            m = report[s]["kinds"].get(kind)
+            cells += [f"{m['hit1']:.3f}", f"{m['mrr10']:.3f}"] if m else ["-", "-"]
+        n = report[systems[0]]["kinds"][kind]["n"]
+        med = report["mdfts"]["kinds"][kind]["med_chars1"] if "mdfts" in report else 0
+        lines.append(f"| {kind} | {n} | " + " | ".join(cells) + f" | {med:.0f} |")
+    return "\n".join(lines)
+
+
+def below_baselines(report: dict[str, Any]) -> list[str]:
+    """The baselines that beat mdfts overall (Hit@1) in one set's report."""
+    ours = report["mdfts"]["kinds"]["all"]["hit1"]
+    return [b for b in BASELINES if report[b]["kinds"]["all"]["hit1"] > ours + 1e-9]
+
+
+@click.command()
+@click.argument("shared", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--eval-python", default=sys.executable, show_default=True,
+              help="The Python that has the evaluator's requirements (rank-bm25, bm25s, sqlite-utils, ...).")
+@click.option("--mdfts-cmd", default="mdfts", show_default=True, help="The mdfts executable to score.")
+def main(shared: Path, eval_python: str, mdfts_cmd: str) -> None:
+    """Score mdfts, fts5naive and bm25s on every dev set under SHARED; exit 1 if mdfts is below a baseline."""
+    sets = dev_sets(shared)
+    if not sets:
+        click.echo(f"no dev sets under {shared}/devset: skipped")
+        return
+    failed = []
+    for name, corpus, queries in sets:
+        proc = subprocess.run(
+            [eval_python, str(shared / "eval" / "run_eval.py"), str(corpus), str(queries),
+             "--systems", ",".join(SYSTEMS), "--mdfts-cmd", mdfts_cmd, "--json"],
+            capture_output=True, text=True, encoding="utf-8")
+        if proc.returncode:
+            raise click.ClickException(f"{name}: run_eval.py exited {proc.returncode}: {proc.stderr[-1500:]}")
+        report = json.loads(proc.stdout)["systems"]
+        click.echo(score_table(name, report) + "\n")
+        worse = below_baselines(report)
+        if worse:
+            failed.append(f"{name} (below {', '.join(worse)})")
+    if failed:
+        raise click.ClickException("mdfts is below a baseline overall on: " + "; ".join(failed))
+    click.echo(f"mdfts is at or above fts5naive and bm25s overall on all {len(sets)} dev sets")
