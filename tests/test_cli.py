@@ -69,9 +69,10 @@ def test_search_json(fixture_db: Path) -> None:
     hits = json.loads(result.stdout)
     assert result.exit_code == 0 and hits
     assert set(hits[0]) == {"rank", "id", "ref", "path", "heading", "trail", "anchor", "level", "start_line",
-                            "end_line", "score", "snippet", "url", "body", "content"}
+                            "end_line", "score", "exact", "snippet", "url", "body", "content"}
     assert hits[0]["content"] == hits[0]["body"] and hits[0]["url"] is None  # no --source-url at build
     assert (hits[0]["path"], hits[0]["heading"]) == ("services/payments.md", "E1027 idempotency conflicts")
+    assert hits[0]["exact"] is True  # E1027 is an identifier, and this section holds it
 
 
 def test_search_no_hits_says_so(fixture_db: Path) -> None:
