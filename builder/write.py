@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -108,18 +109,29 @@ def temp_paths(out: Path) -> tuple[Path, Path]:
     return out.with_name(stem + ".build.tmp"), out.with_name(stem + ".tmp")
 
 
+# A build's own files beside `out`: .NAME.PID.build.tmp (rows), .NAME.PID.tmp (VACUUM INTO), and
+# the -journal SQLite keeps beside either while it writes (VACUUM INTO makes one for its target).
+_SIDE_FILES = ("", "-journal", "-wal", "-shm")
+
+
+def _temp_name(out: Path) -> re.Pattern[str]:
+    return re.compile(rf"\.{re.escape(out.name)}\.(\d+)\.(?:build\.)?tmp(?:-journal|-wal|-shm)?")
+
+
 def remove_stale_temps(out: Path) -> None:
-    """Delete temp files left by builds of `out` whose process is gone (killed with SIGKILL)."""
+    """Delete temp files (and their journals) left by builds of `out` whose process is gone
+    (killed with SIGKILL)."""
     try:
-        candidates = list(out.parent.glob(f".{out.name}.*.tmp"))
+        candidates = list(out.parent.glob(f".{out.name}.*"))
     except OSError:
         return
+    pattern = _temp_name(out)
     for tmp in candidates:
-        pid = tmp.name[len(out.name) + 2 :].split(".", 1)[0]
-        if not pid.isdigit() or int(pid) == os.getpid():
+        m = pattern.fullmatch(tmp.name)
+        if m is None or int(m.group(1)) == os.getpid():
             continue
         try:
-            os.kill(int(pid), 0)
+            os.kill(int(m.group(1)), 0)
         except ProcessLookupError:
             tmp.unlink(missing_ok=True)
         except OSError:
@@ -168,7 +180,11 @@ class IndexWriter:
             raise MdftsError(f"{out.parent}: folder is not writable")
         remove_stale_temps(out)
         self.build_tmp, self.final_tmp = temp_paths(out)
-        self._open()
+        try:
+            self._open()
+        except BaseException:  # a full disk at the first write: leave no empty temp file behind
+            self.abort()
+            raise
         self.next_doc_id = 1
         self.next_section_id = 1
         self.n_tokens = 0
@@ -210,12 +226,15 @@ class IndexWriter:
             self.abort()
 
     def abort(self) -> None:
-        try:
-            self.db.close()
-        except sqlite3.Error:
-            pass
+        db = getattr(self, "db", None)  # None when connect() itself failed
+        if db is not None:
+            try:
+                db.close()
+            except sqlite3.Error:
+                pass
         for p in (self.build_tmp, self.final_tmp):
-            p.unlink(missing_ok=True)
+            for side in _SIDE_FILES:
+                p.with_name(p.name + side).unlink(missing_ok=True)
 
     def add(self, doc: Document) -> None:
         """Insert one document with its sections and exact tokens."""

@@ -354,6 +354,35 @@ def test_disk_full_rlimit(docs: Path, built: Path) -> None:
     assert_kept(built, before)
 
 
+@pytest.mark.integration
+def test_disk_full_at_the_first_write_leaves_no_temp(docs: Path, built: Path) -> None:
+    # The temp file was created, its first page failed, and the empty file stayed for good.
+    before = built.read_bytes()
+    done = _limited_build(docs, built, 1024)
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"Error: {built}: cannot write the index: "), done.stderr
+    assert len(done.stderr.splitlines()) == 1
+    assert_kept(built, before)
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_stale_journals_of_killed_builds_are_removed(docs: Path, built: Path) -> None:
+    # kill -9 during the final VACUUM INTO leaves .NAME.PID.tmp-journal beside the temp file;
+    # the stale-temp glob (.NAME.*.tmp) missed it, so it stayed forever.
+    dead, alive = _dead_pid(), os.getppid()  # a live process that is not this one
+    stale = [f".index.db.{dead}.{suffix}" for suffix in ("tmp", "tmp-journal", "build.tmp", "build.tmp-journal")]
+    kept = [f".index.db.{alive}.tmp-journal", ".index.db.notapid.tmp-journal", ".other.db.1.tmp-journal"]
+    for name in stale + kept:
+        (built.parent / name).write_bytes(b"x")
+    assert build(docs, built).exit_code == 0
+    assert sorted(p.name for p in built.parent.iterdir() if p.name != "index.db") == sorted(kept)
+
+
 @pytest.mark.skipif(not IS_ROOT, reason="mounting a tmpfs needs root; test_disk_full_rlimit covers the rest")
 @pytest.mark.integration
 def test_disk_full_tmpfs(docs: Path, tmp_path: Path) -> None:
