@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from mdfts.artifact import check_source_url
+from mdfts.artifact import APPLICATION_ID, check_source_url
 from mdfts.discover import DEFAULT_INCLUDE, FileSet, SourceFile, SourceText, discover, read_source
 from mdfts.errors import MdftsError, SourceError, display
 from mdfts.index import open_index
@@ -54,6 +54,7 @@ def build_index(
     allow_empty: bool = False,
     workers: int | None = None,
     github: GitHubOptions | None = None,
+    force: bool = False,
 ) -> BuildResult:
     """Build the index file `out` from the markdown under `roots`; the old file survives a failure.
 
@@ -74,12 +75,14 @@ def build_index(
         byte-identical whatever the number. A build that reuses `previous` runs in one process.
     :param roots: folders, files, `github:OWNER/REPO[@REF][:PATH]` strings (fetched first, see
         docs/github.md; `github` says how) or FileSets.
+    :param force: replace `out` even when it is not an mdfts index, unless it is in a source folder.
     """
     if on_error not in ON_ERROR:
         raise MdftsError(f"--on-error must be one of {', '.join(ON_ERROR)}")
     out = Path(out)
     if source_url:
         check_source_url(source_url)
+    _check_output(out, [r for r in roots if isinstance(r, (Path, str)) and not str(r).startswith("github:")], force)
     started = add_time(timings, "", 0.0)
     sources = _fetched(roots, include, exclude, github, warn)
     files = discover(sources, include, exclude, skip=[out], warn=warn, on_error=on_error)
@@ -119,6 +122,32 @@ def build_index(
         raise MdftsError(f"{out}: cannot write the index: {err}") from None
     except OSError as err:
         raise MdftsError(f"{out}: cannot write the index: {err.strerror or err}") from None
+
+
+def _is_index(path: Path) -> bool:
+    """Whether `path` starts like an mdfts index (SQLite's header, our application_id)."""
+    try:
+        with open(path, "rb") as fh:
+            header = fh.read(100)
+    except OSError:
+        return False
+    return header.startswith(b"SQLite format 3\0") and int.from_bytes(header[68:72], "big") == APPLICATION_ID
+
+
+def _check_output(out: Path, roots: Sequence[Path | str], force: bool) -> None:
+    """Refuse to replace a file that is not an mdfts index (`-o docs/README.md` replaced the doc);
+    `force` overrides that, but never for a file inside a source folder."""
+    if not out.is_file() or _is_index(out):
+        return  # new, an index, or a folder (the writer's own error)
+    real = out.resolve()
+    for root in roots:
+        folder = Path(root).resolve()
+        if real == folder or (folder.is_dir() and real.is_relative_to(folder)):
+            raise MdftsError(f"{display(str(out))}: is in the source folder {display(str(root))} and not an mdfts "
+                             "index; refusing to replace it (--force does not apply inside a source folder)")
+    if not force:
+        raise MdftsError(f"{display(str(out))}: exists and is not an mdfts index; refusing to replace it "
+                         "(--force replaces it)")
 
 
 def _nothing_matched(roots: Sequence[Path | str], include: Sequence[str], exclude: Sequence[str]) -> str:

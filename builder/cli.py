@@ -106,12 +106,14 @@ def cli() -> None:
               help="GitHub API for github: sources [env GITHUB_API_URL; default https://api.github.com].")
 @click.option("--max-wait", metavar="SECONDS", type=click.FloatRange(0), default=900, show_default=True,
               help="Longest total wait for GitHub's rate limits; 0 fails at once.")
+@click.option("--force", is_flag=True,
+              help="Replace the output even when it is not an mdfts index (never a file in a source folder).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 @json_option("the build summary as one JSON object (stdout)")
 def build(sources: tuple[str, ...], out: Path, include: tuple[str, ...], exclude: tuple[str, ...],
           on_error: str, source_name: str | None, source_url: str | None, artifact_version: str | None,
-          previous: Path | None, allow_empty: bool, api_url: str | None, max_wait: float, quiet: bool,
-          as_json: bool) -> None:
+          previous: Path | None, allow_empty: bool, api_url: str | None, max_wait: float, force: bool,
+          quiet: bool, as_json: bool) -> None:
     """Build an index from folders of markdown and GitHub repositories.
 
     A source is a folder, a file, or github:OWNER/REPO[@REF][:PATH]: one tarball download, token
@@ -158,7 +160,7 @@ def build(sources: tuple[str, ...], out: Path, include: tuple[str, ...], exclude
         result = build_index(
             list(sources), out, include=include or DEFAULT_INCLUDE, exclude=exclude, on_error=on_error,
             source_name=source_name, source_url=source_url, artifact_version=artifact_version, warn=_warn,
-            progress=progress if show_bar else None, previous=previous, allow_empty=allow_empty,
+            progress=progress if show_bar else None, previous=previous, allow_empty=allow_empty, force=force,
             github=GitHubOptions(api_url=api_url, max_wait=max_wait, progress=fetched if show_bar else None),
         )
     finally:

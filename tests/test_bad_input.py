@@ -238,6 +238,34 @@ def test_output_inside_the_source_tree_is_not_indexed(docs: Path, name: str) -> 
     assert temps(out) == []
 
 
+def test_output_that_is_a_source_doc_is_never_replaced(docs: Path) -> None:
+    # `-o docs/README.md` replaced a real doc with the database (exit 0); later builds then
+    # failed on it as a binary file. --force does not apply inside a source folder.
+    readme = docs / "README.md"
+    readme.write_text("# Read me\n")
+    for extra in ((), ("--force",)):
+        result = build(docs, readme, *extra)
+        assert (result.exit_code, result.stderr) == (1, (
+            f"Error: {readme}: is in the source folder {docs} and not an mdfts index; refusing to replace it "
+            "(--force does not apply inside a source folder)\n"))
+        assert readme.read_text() == "# Read me\n"
+        assert temps(readme) == []
+
+
+def test_output_that_is_not_an_index_needs_force(docs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "notes.txt"
+    out.write_text("my notes\n")
+    result = build(docs, out)
+    assert (result.exit_code, result.stderr) == (
+        1, f"Error: {out}: exists and is not an mdfts index; refusing to replace it (--force replaces it)\n")
+    assert out.read_text() == "my notes\n"
+    sqlite3.connect(tmp_path / "other.db").execute("create table t (x)").connection.close()
+    assert build(docs, tmp_path / "other.db").exit_code == 1  # SQLite, but not an mdfts index
+    assert build(docs, out, "--force").exit_code == 0
+    assert paths(out) == ["good.md"]
+    assert build(docs, out).exit_code == 0  # an mdfts index now: replaced without --force
+
+
 def test_missing_output_folder_is_created(docs: Path, tmp_path: Path) -> None:
     out = tmp_path / "a" / "b" / "index.db"
     assert build(docs, out).exit_code == 0
