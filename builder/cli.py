@@ -273,8 +273,8 @@ def info(db: Path, as_json: bool) -> None:
 @db_argument
 @click.argument("query", required=False)
 @limit_option(10, 1000)
-@click.option("--queries", "queries_file", type=click.File("r", encoding="utf-8", errors="replace"),
-              help="Run every line of this file as a query (- for stdin); prints JSON Lines.")
+@click.option("--queries", "queries_file", type=click.File("rb"),
+              help="Run every line of this file as a query (- for stdin); prints JSON Lines, one a line.")
 @json_option("JSON: an array, or with --queries one object a line; the markdown is body, and content (an alias)")
 @click.option("--sql", "show_sql", is_flag=True, help="Print the SQL of the search query instead.")
 @click.option("--explain", is_flag=True,

@@ -7,7 +7,7 @@ nl=True)` writes a line to stdout (or stderr) and flushes it: click.echo, or pri
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Protocol
 
@@ -18,13 +18,21 @@ class Echo(Protocol):
     def __call__(self, message: str, *, err: bool = False, nl: bool = True) -> object: ...
 
 
-def search_lines(db: Path, lines: Iterable[str], k: int, echo: Echo, explain: bool = False) -> None:
-    """One JSON line per query line, each written (and flushed) before the next line is read, so
-    a process on the other end of a pipe can send a query and wait for its answer."""
+def query_lines(stream: Iterable[bytes]) -> Iterator[str]:
+    """The lines of a binary stream as text: split on \\n only (a CRLF's \\r dropped), undecodable
+    bytes replaced. Text-mode files and str.splitlines() also break lines at a lone \\r, U+2028,
+    form feed or \\x1c, which gave more result lines than query lines."""
+    for raw in stream:
+        yield raw.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8", errors="replace")
+
+
+def search_lines(db: Path, lines: Iterable[bytes], k: int, echo: Echo, explain: bool = False) -> None:
+    """One JSON line per query line (a line ends at \\n only), each written (and flushed) before the
+    next line is read, so a process on the other end of a pipe can send a query and wait for its answer."""
     from mdfts.index import open_index
 
     with open_index(db) as ix:
-        queries = (q for raw in lines for q in raw.splitlines() or [""])
+        queries = query_lines(lines)
         for q, found in ix.search_many(queries, limit=k, explain=explain):
             echo(output.to_json_line({"query": q, "results": [h.to_dict(content_alias=True) for h in found]}))
 

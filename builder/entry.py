@@ -86,10 +86,10 @@ def run(command: str, positional: list[str], options: dict[str, Any]) -> int:
         if command == "search" and "--queries" in options:
             name = options["--queries"]
             if name == "-":
-                stdin = open(sys.stdin.fileno(), encoding="utf-8", errors="replace", closefd=False)
+                stdin = open(sys.stdin.fileno(), "rb", closefd=False)
                 commands.search_lines(db, stdin, options["-k"], _echo)
             else:
-                with open(name, encoding="utf-8", errors="replace") as fh:
+                with open(name, "rb") as fh:
                     commands.search_lines(db, fh, options["-k"], _echo)
         elif command == "search":
             commands.search(db, positional[1], options["-k"], "--json" in options, _echo)

@@ -100,6 +100,26 @@ def test_search_batch_one_line_per_input_line(fixture_db: Path, tmp_path: Path) 
     assert all(len(o["results"]) <= 3 for o in objs)
 
 
+@pytest.mark.parametrize("light", [False, True], ids=["click", "light-entry"])
+def test_search_batch_splits_lines_on_newline_only(fixture_db: Path, tmp_path: Path, light: bool) -> None:
+    # str.splitlines() and text-mode files also break at U+2028, form feed, \x1c and a lone \r:
+    # one input line gave several result lines. A CRLF's \r is dropped; bad UTF-8 is replaced.
+    queries = ["E1027\u2028rollback", "a\x0cb", "c\x1cd", "e\rf", "crlf", "bad\ufffd"]
+    raw = "\n".join(queries[:4]).encode() + b"\ncrlf\r\nbad\xff\n"
+    qfile = tmp_path / "q.txt"
+    qfile.write_bytes(raw)
+    args = ["search", str(fixture_db), "--queries", str(qfile), "-k", "1"]
+    if light:  # `mdfts` (mdfts.entry) runs search without click
+        done = subprocess.run([sys.executable, "-m", "mdfts", *args], capture_output=True, text=True, timeout=120)
+        code, out = done.returncode, done.stdout
+    else:
+        result = run_cli(args)
+        code, out = result.exit_code, result.stdout
+    lines = out.split("\n")
+    assert code == 0 and lines[-1] == ""
+    assert [json.loads(line)["query"] for line in lines[:-1]] == queries
+
+
 def test_search_batch_from_stdin(fixture_db: Path) -> None:
     result = run_cli(["search", fixture_db, "--queries", "-", "--json"], input="E1027\nrollback\n")
     assert [json.loads(line)["query"] for line in result.stdout.splitlines()] == ["E1027", "rollback"]
