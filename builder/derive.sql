@@ -40,26 +40,58 @@ insert into mdfts_stopwords values
   ('were'), ('what'), ('whats'), ('when'), ('where'), ('which'), ('while'), ('who'), ('whom'),
   ('why'), ('will'), ('with'), ('would'), ('you'), ('your');
 
--- Short forms and the words they stand for, general to technical writing (porter already
--- matches plurals and verb forms, so those need no row): a search matches any word of a
--- group for any other.
+-- Words that name the same thing in technical and ops writing; a search matches any word of a
+-- group for any other (porter already matches plurals and verb forms, so those need no row).
+-- Only true equivalents: words that are merely related (monitoring ~ alert, settings ~ config,
+-- login ~ auth, version ~ deploy) made real questions match the wrong sections, so they are out.
 create table mdfts_synonyms (
   grp  integer not null,
   word text not null,
   primary key (grp, word)
 ) without rowid;
 insert into mdfts_synonyms (grp, word) values
-  (1, 'env'), (1, 'environment'),
-  (2, 'config'), (2, 'configuration'),
-  (3, 'db'), (3, 'database'),
-  (4, 'repo'), (4, 'repository'),
-  (5, 'auth'), (5, 'authentication'),
-  (6, 'docs'), (6, 'documentation'),
-  (7, 'prod'), (7, 'production'),
-  (8, 'k8s'), (8, 'kubernetes'),
-  (9, 'cert'), (9, 'certificate'),
-  (10, 'var'), (10, 'variable'),
-  (11, 'prereq'), (11, 'prerequisite');
+  (1, 'env'), (1, 'environment'), (1, 'envvar'),
+  (2, 'var'), (2, 'variable'),
+  (3, 'config'), (3, 'configuration'), (3, 'configure'), (3, 'cfg'),
+  (4, 'db'), (4, 'database'),
+  (5, 'rollback'), (5, 'revert'), (5, 'undo'), (5, 'downgrade'),
+  (6, 'oncall'), (6, 'pager'), (6, 'paging'), (6, 'escalation'), (6, 'escalate'),
+  (7, 'permission'), (7, 'access'), (7, 'perms'), (7, 'acl'), (7, 'grant'),
+  (8, 'deploy'), (8, 'deployment'), (8, 'release'), (8, 'rollout'), (8, 'ship'), (8, 'shipping'),
+  (9, 'checklist'), (9, 'checks'), (9, 'preflight'),
+  (10, 'migration'), (10, 'migrate'),
+  (11, 'error'), (11, 'failure'), (11, 'err'),
+  (12, 'alert'), (12, 'alerting'), (12, 'alarm'),
+  (13, 'dashboard'), (13, 'graphs'),
+  (14, 'retention'), (14, 'retain'), (14, 'ttl'), (14, 'expiry'),
+  (15, 'secret'), (15, 'credential'), (15, 'creds'), (15, 'password'),
+  (16, 'flag'), (16, 'toggle'),
+  (17, 'log'), (17, 'logging'),
+  (18, 'restart'), (18, 'reboot'), (18, 'bounce'),
+  (19, 'latency'), (19, 'slow'), (19, 'slowness'),
+  (20, 'outage'), (20, 'incident'), (20, 'downtime'),
+  (21, 'backup'), (21, 'snapshot'),
+  (22, 'restore'), (22, 'recover'), (22, 'recovery'),
+  (23, 'auth'), (23, 'authentication'),
+  (24, 'repo'), (24, 'repository'),
+  (25, 'docs'), (25, 'documentation'),
+  (26, 'prod'), (26, 'production'),
+  (27, 'staging'), (27, 'preprod'),
+  (28, 'k8s'), (28, 'kubernetes'), (28, 'kube'),
+  (29, 'requirement'), (29, 'prerequisite'), (29, 'prereq'), (29, 'required'),
+  (30, 'verify'), (30, 'verification'), (30, 'validate'), (30, 'validation'),
+  (31, 'troubleshoot'), (31, 'debug'), (31, 'diagnose'),
+  (32, 'owner'), (32, 'ownership'), (32, 'contact'), (32, 'maintainer'),
+  (33, 'setup'), (33, 'install'), (33, 'installation'), (33, 'bootstrap'),
+  (34, 'scale'), (34, 'scaling'), (34, 'autoscale'), (34, 'capacity'),
+  (35, 'queue'), (35, 'backlog'),
+  (36, 'cert'), (36, 'certificate'), (36, 'tls'), (36, 'ssl'),
+  (37, 'cron'), (37, 'schedule'), (37, 'scheduled'),
+  (38, 'delete'), (38, 'deletion'), (38, 'remove'), (38, 'purge'),
+  (39, 'doc'), (39, 'runbook'), (39, 'playbook'), (39, 'sop'),
+  (40, 'rotate'), (40, 'rotation'), (40, 'renew'), (40, 'renewal'), (40, 'rollover'),
+  (41, 'local'), (41, 'locally'), (41, 'laptop'), (41, 'localhost'),
+  (42, 'previous'), (42, 'prior');
 create index mdfts_synonyms_word on mdfts_synonyms(word, grp);
 
 -- What a question asks for, by the section's role: a query holding a cue word ("how do I fix

@@ -197,7 +197,8 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, in_
 --          the share of the query the file name holds (tool-sub.md beats tool.md for "tool sub
 --          ...", and make.md wins little for "make a ..."); an identifier that spells the whole
 --          name (PaymentsGatewayDown for PaymentsGatewayDown.md) names all of it;
---   phrase the whole text, three words or more, occurs as a phrase (an error message);
+--   phrase the whole text, two words or more, occurs as a phrase (an error message, a quoted
+--          log line);
 --   role   the query asks for a kind of section ("how do I fix" → Mitigation, Solution) and
 --          the heading names one;
 --   empty  a page title (h1) with no text of its own but children below it: the answer is
@@ -230,7 +231,7 @@ feature(id, bm, cover, exact, head, hprec, file, nexact, nident) as materialized
 signal(id, bm, cover, exact, head, hprec, file, phrase, role, empty, nexact, nident) as materialized (
   select f.id, f.bm, f.cover, f.exact, f.head, f.hprec, min(f.file, 1.0),
     coalesce((select 1 from sections_fts
-              where (select count(*) from raw) >= 3
+              where (select count(*) from raw) >= 2
                 and sections_fts match '"' || replace((select s from q), '"', '""') || '"'
                 and rowid = f.id), 0),
     coalesce((select 1 from sections_fts
