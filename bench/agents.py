@@ -22,7 +22,7 @@ import click
 import mdfts
 from bench.common import SAMPLE, log, md_table
 from mdfts.build import build_index
-from mdfts.prompt import Block, ByteCounter, Provenance, render
+from mdfts.prompt import FORMATS, Block, ByteCounter, Format, Provenance, render
 
 QUESTIONS = ["how do I roll back payments?", "PAYMENTS_DB_URL", "E1027 spikes after a client release",
              "ledger strict mode", "who do I page for billing", "rotate the stripe webhook secret"]
@@ -66,10 +66,12 @@ async def _mcp(db: Path, rounds: int) -> dict[str, Any]:
     return out
 
 
-def _python(db: Path, rounds: int) -> tuple[list[float], list[float]]:
+def _python(db: Path, rounds: int) -> tuple[list[float], list[float], float]:
     search, fetch = [], []
     with mdfts.open_index(db) as ix:
+        t0 = time.perf_counter()
         ix.search(QUESTIONS[0], limit=8)
+        first = time.perf_counter() - t0
         for i in range(rounds):
             q = QUESTIONS[i % len(QUESTIONS)]
             t0 = time.perf_counter()
@@ -79,17 +81,17 @@ def _python(db: Path, rounds: int) -> tuple[list[float], list[float]]:
             t2 = time.perf_counter()
             search.append(t1 - t0)
             fetch.append(t2 - t1)
-    return search, fetch
+    return search, fetch, first
 
 
-def _fits_at_all(ix: mdfts.Index, question: str, budget: int, fmt: str, count: ByteCounter) -> bool:
+def _fits_at_all(ix: mdfts.Index, question: str, budget: int, fmt: Format, count: ByteCounter) -> bool:
     top = ix.search(question, limit=1)
     if not top:
         return False
     lines = top[0].body.rstrip("\n").split("\n")
     k = next((n for n in range(2, len(lines)) if any(x.strip() for x in lines[1:n])), None)
     smallest = Block(top[0], "match", 1, cut_lines=k)
-    text = render(fmt, Provenance.from_meta(ix.name, ix.meta), budget, budget, count.name, [smallest], [],  # type: ignore[arg-type]
+    text = render(fmt, Provenance.from_meta(ix.name, ix.meta), budget, budget, count.name, [smallest], [],
                   more=100, brief=True, question=question)
     return count(text) <= budget
 
@@ -98,11 +100,11 @@ def _sweep(db: Path, budgets: list[int]) -> list[list[Any]]:
     count = ByteCounter()
     rows = []
     with mdfts.open_index(db) as ix:
-        for fmt in ("xml", "markdown", "json"):
+        for fmt in FORMATS:
             runs = over = inexact = top_missing = top_fits = 0
             for q in QUESTIONS:
                 for b in budgets:
-                    ctx = ix.context(q, max_tokens=b, format=fmt)  # type: ignore[arg-type]
+                    ctx = ix.context(q, max_tokens=b, format=fmt)
                     runs += 1
                     over += ctx.used > b or count(ctx.text) > b
                     inexact += count(ctx.text) != ctx.used
@@ -118,17 +120,20 @@ def _sweep(db: Path, budgets: list[int]) -> list[list[Any]]:
 @click.option("--rounds", type=click.IntRange(1), default=200, show_default=True, help="search+fetch pairs to time.")
 @click.option("--step", type=click.IntRange(1), default=7, show_default=True,
               help="Budget step above 400 (every budget from 50 to 400 is tried).")
-def main(rounds: int, step: int) -> None:
+@click.option("--sweep/--no-sweep", default=True, show_default=True, help="Run the budget sweep (minutes).")
+def main(rounds: int, step: int, sweep: bool) -> None:
     """Time MCP search/fetch, size tools/list, and sweep the context budget 50…8000 on the sample."""
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "sample.db"
         build_index([SAMPLE / "docs"], db)
         log("timing MCP and Python lookups")
         mcp = anyio.run(_mcp, db, rounds)
-        py_search, py_fetch = _python(db, rounds)
+        py_search, py_fetch, py_first = _python(db, rounds)
         budgets = list(range(50, 401)) + list(range(401, 8001, step)) + [8000]
-        log(f"sweeping {len(budgets)} budgets x {len(QUESTIONS)} questions x 3 formats")
-        sweep = _sweep(db, budgets)
+        rows = []
+        if sweep:
+            log(f"sweeping {len(budgets)} budgets x {len(QUESTIONS)} questions x 3 formats")
+            rows = _sweep(db, budgets)
     ratio_s = statistics.median(mcp["search"]) / statistics.median(py_search)
     ratio_f = statistics.median(mcp["fetch"]) / statistics.median(py_fetch)
     click.echo(f"## Agents (sample docs, {rounds} rounds)\n")
@@ -136,9 +141,11 @@ def main(rounds: int, step: int) -> None:
         ["search (limit 8)", _ms(mcp["search"]), _ms(py_search), f"{ratio_s:.1f}x"],
         ["fetch (top hit's ref)", _ms(mcp["fetch"]), _ms(py_fetch), f"{ratio_f:.1f}x"],
     ]))
-    click.echo(f"\nFirst MCP search (compiles search.sql): {mcp['first_search'] * 1000:.1f} ms. "
+    click.echo(f"\nFirst search on a fresh connection (compiles search.sql): MCP {mcp['first_search'] * 1000:.1f} ms, "
+               f"Python {py_first * 1000:.1f} ms. "
                f"tools/list: {mcp['tools_list_bytes']:,} bytes, {mcp['tools_list_tokens']} tokens (bytes/4).\n")
-    click.echo(md_table(["format", "runs", "over budget", "figure not exact", "top fits", "top left out"], sweep))
+    if rows:
+        click.echo(md_table(["format", "runs", "over budget", "figure not exact", "top fits", "top left out"], rows))
 
 
 if __name__ == "__main__":
