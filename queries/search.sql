@@ -149,28 +149,29 @@ cand(id, document_id, bm_n) as materialized (
 ),
 -- One lookup per candidate and key term (FTS5 seeks the row): where the term's stem occurs,
 -- as bm25 with one group of columns weighted at a time (non-zero means present): anywhere;
--- the file name; the document (path, file name, title); the heading; the trail.
+-- the file name; the document (path, file name, title); the heading.
 hit(id, pos, b) as materialized (
   select cand.id, key.pos, (
     select json_array(
       bm25(sections_fts, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1),
       bm25(sections_fts, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
       bm25(sections_fts, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
-      bm25(sections_fts, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
-      bm25(sections_fts, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+      bm25(sections_fts, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
     from sections_fts where sections_fts match key.expr and rowid = cand.id)
   from cand, key
 ),
 -- Per candidate and key term: found anywhere, in the file name, in the document, in the
--- heading, in the trail; ev: its exact-token evidence (0 when the document's name holds the
+-- heading; ev: its exact-token evidence (0 when the document's name holds the
 -- term: then it says which document, not which section); in_page: another section of the same
 -- document holds it as an exact token (the page is about it); tok: the section holds it as an
 -- exact token (whatever the document's name says).
-termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, in_trail, ev, in_page, tok) as materialized (
+termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok) as materialized (
   select hit.id, hit.pos, key.t, key.ident, key.idf, key.total, cand.bm_n,
-    coalesce(json_extract(hit.b, '$[0]') < 0, 0), coalesce(json_extract(hit.b, '$[1]') < 0, 0),
+    -- an identifier the index holds counts only as written (PAYMENTS_DB_URL is not found in
+    -- PAYMENTS_DB_URL_RO, though FTS5 finds its words there in a row)
+    case when key.strong then exists (select 1 from exact_t where exact_t.id = hit.id and exact_t.pos = hit.pos)
+         else coalesce(json_extract(hit.b, '$[0]') < 0, 0) end, coalesce(json_extract(hit.b, '$[1]') < 0, 0),
     coalesce(json_extract(hit.b, '$[2]') < 0, 0), coalesce(json_extract(hit.b, '$[3]') < 0, 0),
-    coalesce(json_extract(hit.b, '$[4]') < 0, 0),
     case when coalesce(json_extract(hit.b, '$[2]') < 0, 0) then 0
          else coalesce((select ev from exact_t where exact_t.id = hit.id and exact_t.pos = hit.pos), 0) end,
     pg.document_id is not null,
@@ -189,7 +190,6 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, in_
 --   exact  exact-token evidence: identifiers the query names, held by the section as written
 --          (case-exact and defining counts more), as a share of the query, not of the best
 --          candidate, so an ordinary word that is a token somewhere earns only its share;
---   head   the share of the query the heading and its trail hold;
 --   hprec  the share of the heading's words (stop words aside) the query names: a heading the
 --          query spells out in full ("Errors", "Breaking Changes") beats one it half matches;
 --   file   how well the file name and the query name each other: the share of the file
@@ -203,13 +203,12 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, in_
 --          the heading names one;
 --   empty  a page title (h1) with no text of its own but children below it: the answer is
 --          further down. (An empty "## Troubleshooting" over its cases is an answer: it stays.)
-feature(id, bm, cover, exact, head, hprec, file, nexact, nident) as materialized (
+feature(id, bm, cover, exact, hprec, file, nexact, nident) as materialized (
   select th.id, max(th.bm_n),
     0.5 * sum(th.idf * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end) / max(th.total)
       + 0.5 * avg(case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end)
             * avg(case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end),
     min(sum(th.ev) / max(th.total), 1.0),
-    sum(th.idf * (th.in_head or th.in_trail)) / max(th.total),
     min(1.0, sum(th.in_head) * 1.0 / max(f.nhead, 1)),
     (sum(case when not th.in_file then 0
               when replace(fw, ' ', '') = replace(replace(replace(lower(th.t), '-', ''), '_', ''), '.', '') then nw
@@ -228,8 +227,8 @@ feature(id, bm, cover, exact, head, hprec, file, nexact, nident) as materialized
               from sections as s where s.id in (select id from cand))) as f on f.id = th.id
   group by th.id
 ),
-signal(id, bm, cover, exact, head, hprec, file, phrase, role, empty, nexact, nident) as materialized (
-  select f.id, f.bm, f.cover, f.exact, f.head, f.hprec, min(f.file, 1.0),
+signal(id, bm, cover, exact, hprec, file, phrase, role, empty, nexact, nident) as materialized (
+  select f.id, f.bm, f.cover, f.exact, f.hprec, min(f.file, 1.0),
     coalesce((select 1 from sections_fts
               where (select count(*) from raw) >= 2
                 and sections_fts match '"' || replace((select s from q), '"', '""') || '"'
@@ -247,14 +246,14 @@ signal(id, bm, cover, exact, head, hprec, file, phrase, role, empty, nexact, nid
 ),
 -- (A section's children follow it at once: it has some when the next section's parent is it.)
 -- The weight of each signal: the score is their weighted sum (--explain shows each part).
-weight(bm, cover, exact, head, hprec, file, phrase, role, empty) as (
-  select 2.0, 1.5, 1.0, 1.0, 1.0, 1.5, 1.0, 0.5, -2.0
+weight(bm, cover, exact, hprec, file, phrase, role, empty) as (
+  select 2.0, 1.5, 1.0, 1.0, 1.5, 1.0, 0.5, -2.0
 ),
-ranked(id, score, bm, cover, exact, head, hprec, file, phrase, role, empty, nexact, nident) as (
-  select g.id, round(w.bm * g.bm + w.cover * g.cover + w.exact * g.exact + w.head * g.head
+ranked(id, score, bm, cover, exact, hprec, file, phrase, role, empty, nexact, nident) as (
+  select g.id, round(w.bm * g.bm + w.cover * g.cover + w.exact * g.exact
                      + w.hprec * g.hprec + w.file * g.file + w.phrase * g.phrase + w.role * g.role
                      + w.empty * g.empty, 6),
-    g.bm, g.cover, g.exact, g.head, g.hprec, g.file, g.phrase, g.role, g.empty, g.nexact, g.nident
+    g.bm, g.cover, g.exact, g.hprec, g.file, g.phrase, g.role, g.empty, g.nexact, g.nident
   from signal as g, weight as w
   order by 2 desc, 1
   limit coalesce(nullif(:limit, ''), 10)
@@ -290,7 +289,6 @@ select
                 from (select 'bm25' as name, r.bm as v, w.bm as wt from weight as w
                       union all select 'cover', r.cover, w.cover from weight as w
                       union all select 'exact', r.exact, w.exact from weight as w
-                      union all select 'head', r.head, w.head from weight as w
                       union all select 'hprec', r.hprec, w.hprec from weight as w
                       union all select 'file', r.file, w.file from weight as w
                       union all select 'phrase', r.phrase, w.phrase from weight as w

@@ -97,7 +97,9 @@ def test_a_large_budget_brings_parents_and_neighbours_each_once(ix: mdfts.Index)
     ctx = ix.context("how do I roll back payments?", max_tokens=8000)
     roles = {(b.hit.ref, b.role) for b in ctx.blocks}
     assert ("runbooks/payments.md#rollback-procedure", "match") in roles
-    assert ("runbooks/payments.md#payments", "parent") in roles
+    # the page's h1 comes in once: as the match's parent, or as a match itself (ranking-dependent)
+    assert [r for r in roles if r[0] == "runbooks/payments.md#payments"] in (
+        [("runbooks/payments.md#payments", "parent")], [("runbooks/payments.md#payments", "match")])
     assert not ctx.omitted
 
 
