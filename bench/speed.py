@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,34 +139,6 @@ def machine() -> list[tuple[str, str]]:
 
 # --- build -----------------------------------------------------------------------------------------
 
-@contextlib.contextmanager
-def _probes(timings: dict[str, float]) -> Iterator[None]:
-    """Split the `sections` stage of a timed build into parse, tokens and the rest."""
-    import mdfts.sections as sections
-
-    def probe(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-        def timed(*args: Any) -> Any:
-            started = time.process_time()  # the clock of build_index(timings=...)
-            try:
-                return fn(*args)
-            finally:
-                timings[name] = timings.get(name, 0.0) + time.process_time() - started
-        return timed
-
-    # Only the names mdfts.sections still imports: since it parses one block at a time
-    # (stream_blocks calls back into it), parsing is no longer a call of its own to time.
-    probed = {name: label for name, label in (("parse_blocks", "parse"), ("extract_tokens", "tokens"))
-              if hasattr(sections, name)}
-    saved = {name: getattr(sections, name) for name in probed}
-    for name, label in probed.items():
-        setattr(sections, name, probe(label, saved[name]))  # imported names, not mdfts.sections API
-    try:
-        yield
-    finally:
-        for name, fn in saved.items():
-            setattr(sections, name, fn)
-
-
 def commonmark_floor(texts: Sequence[str]) -> tuple[float, float]:
     """(wall, CPU) seconds of one plain MarkdownIt("commonmark").parse() of every text: the floor."""
     from markdown_it import MarkdownIt
@@ -181,11 +153,15 @@ def commonmark_floor(texts: Sequence[str]) -> tuple[float, float]:
     return wall, cpu
 
 
+# build_index's stages (BuildResult.stages), then the steps of its write stage's finish.
 STAGES = (
-    ("discover", "discover"), ("read", "read + decode"), ("parse", "parse (block level)"),
-    ("sections", "sections (headings, plain text)"), ("tokens", "exact tokens"), ("write", "write rows"),
-    ("fts_rebuild", "FTS rebuild"), ("derive", "derive (term_df, token_df)"),
-    ("fts_optimize", "FTS optimize"), ("vacuum", "VACUUM INTO"), ("replace", "fsync + rename"),
+    ("discover", "discover"), ("provenance", "git provenance"), ("read", "read + decode"),
+    ("parse", "parse (block level)"), ("split", "split (sections, headings, plain text)"),
+    ("tokens", "extract exact tokens"), ("write", "write (rows, then the steps below)"),
+)
+WRITE_STEPS = (
+    ("fts_rebuild", "· FTS rebuild"), ("derive", "· derive (term_df, token_df)"), ("meta", "· meta and queries"),
+    ("fts_optimize", "· FTS optimize"), ("vacuum", "· VACUUM INTO"), ("replace", "· fsync + rename"),
 )
 
 
@@ -230,18 +206,16 @@ def bench_build(corpus: Path, work: Path, s: Settings) -> dict[str, Any]:
     for run in range(s.runs):
         floors.append(commonmark_floor(texts))
         blocks.append(block_floor(texts))
-        timings: dict[str, float] = {}
-        with _probes(timings):  # one process: the stage timings and the CPU ratio are this process's
-            wall, cpu, result = _clocked(functools.partial(build_index, [corpus], out, timings=timings, workers=1))
-        timings["sections"] -= timings.get("parse", 0.0) + timings.get("tokens", 0.0)
+        # One process: the CPU ratio is this process's (the stages would count workers' too).
+        wall, cpu, result = _clocked(functools.partial(build_index, [corpus], out, workers=1))
         builds.append((wall, cpu))
-        stage_runs.append(timings)
+        stage_runs.append({**result.stages.seconds, **result.stages.write_steps})
         log(f"{corpus.name} run {run + 1}/{s.runs}: build {wall:.2f}s wall, {cpu:.2f}s CPU; "
              f"commonmark parse {floors[-1][0]:.2f}s wall, {floors[-1][1]:.2f}s CPU")
     assert result is not None
     par_wall, par_cpu, workers = parallel_build(corpus, work / f"{corpus.name}-parallel.db")
     log(f"{corpus.name}: build with {workers} worker processes {par_wall:.2f}s wall, {par_cpu:.2f}s CPU")
-    stages = {k: statistics.median(t.get(k, 0.0) for t in stage_runs) for k, _ in STAGES}
+    stages = {k: statistics.median(t.get(k, 0.0) for t in stage_runs) for k, _ in STAGES + WRITE_STEPS}
     return {
         "name": corpus.name, "path": str(corpus), "files": len(texts), "bytes": size,
         "sections": result.stats.sections, "tokens": result.stats.tokens, "db": out,
@@ -586,10 +560,9 @@ def run(corpora: Sequence[Path], s: Settings, work: Path, command: str) -> Repor
     report.add("Build stages", md_table(
         ["stage", *[b["name"] for b in builds]],
         [[label, *[f"{b['stages'][k]:.2f}s ({b['stages'][k] / b['build_cpu'] * 100:.0f}%)" for b in builds]]
-         for k, label in STAGES],
+         for k, label in STAGES + WRITE_STEPS],
     ) + "\n\nMedian CPU seconds per stage of the one-process builds (share of the build's CPU time), "
-        "from `build_index(..., timings={})`. exact tokens is timed inside split_sections; sections is "
-        "what is left of it, block parsing included (split_sections streams the blocks).")
+        "as the build records them (`BuildResult.stages`); the · rows are part of write.")
     report.add("Size", md_table(
         ["corpus", "corpus bytes", "index bytes", "index / corpus", "exact tokens"],
         [[b["name"], f"{b['bytes']:,}", f"{b['db_bytes']:,}", f"{b['db_bytes'] / b['bytes']:.2f}x", f"{b['tokens']:,}"]

@@ -1,9 +1,13 @@
-"""build_index(): discover → parse → sections → tokens → write, nothing else."""
+"""build_index(): discover → read → parse → split → extract tokens → write, each stage timed.
+
+The stages are discover(), read_source(), stream_blocks(), sections.Splitter, extract_tokens()
+and IndexWriter; this module runs them in order, in worker processes or here, on one clock.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import functools
+import dataclasses
 import json
 import os
 import sqlite3
@@ -11,22 +15,87 @@ import time
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, ParamSpec, TypeVar, cast
 
 from mdfts.artifact import APPLICATION_ID, check_source_url
 from mdfts.discover import DEFAULT_INCLUDE, FileSet, SourceFile, SourceText, discover, read_source
 from mdfts.errors import MdftsError, SourceError, display
 from mdfts.index import open_index
+from mdfts.parse import stream_blocks
 from mdfts.provenance import Provenance, artifact_version as _artifact_version, read_provenance
 from mdfts.queries import package_queries
-from mdfts.sections import Section, split_sections, stream_sections
+from mdfts.sections import Document, Section, Splitter, normalize_text
+from mdfts.tokens import extract_tokens
 from mdfts.workers import default_workers, ordered_map
-from mdfts.write import DocumentRows, IndexWriter, WriteStats, add_time, prepare_rows
+from mdfts.write import DocumentRows, IndexWriter, WriteStats, prepare_rows
 
 if TYPE_CHECKING:
     from mdfts.github import GitHubOptions
 
 ON_ERROR = ("fail", "skip")
+# The stages, in the order a file goes through them. provenance (git) and reuse (copying an
+# unchanged file from --previous) run only when there is something for them to do; transfer
+# (this process receiving the rows of files parsed in worker processes) only with workers.
+STAGES = ("discover", "provenance", "read", "parse", "split", "tokens", "reuse", "transfer", "write")
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class StageClock:
+    """CPU seconds per stage, read at each switch from one stage to the next (time.process_time:
+    it says where the work went, not who else was running). One clock read a switch."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self.current = ""
+        self.last = time.process_time()
+
+    def switch(self, stage: str) -> str:
+        """Charge the time since the last switch to the running stage, start `stage` ("": none);
+        returns the stage that was running."""
+        now = time.process_time()
+        if self.current:
+            self.seconds[self.current] = self.seconds.get(self.current, 0.0) + now - self.last
+        previous, self.current, self.last = self.current, stage, now
+        return previous
+
+    def add(self, seconds: dict[str, float]) -> None:
+        """Add what another clock measured (a worker process's) to this one's."""
+        for stage, spent in seconds.items():
+            self.seconds[stage] = self.seconds.get(stage, 0.0) + spent
+
+    def within(self, stage: str, fn: Callable[P, R]) -> Callable[P, R]:
+        """`fn`, its time charged to `stage`, then back to the stage that called it."""
+
+        def timed(*args: P.args, **kwargs: P.kwargs) -> R:
+            previous = self.switch(stage)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.switch(previous)
+
+        return timed
+
+
+@dataclass(frozen=True, slots=True)
+class BuildStats:
+    """CPU seconds of each stage of one build, worker processes included; `write` includes
+    IndexWriter.finish's steps (`write_steps`)."""
+
+    seconds: dict[str, float]      # by stage, every one of STAGES (0 when it did not run)
+    write_steps: dict[str, float]  # fts_rebuild, derive, meta, fts_optimize, vacuum, replace, ...
+
+    def __getitem__(self, stage: str) -> float:
+        return self.seconds[stage]
+
+    @property
+    def total(self) -> float:
+        return sum(self.seconds.values())
+
+    def to_dict(self) -> dict[str, object]:
+        return {**{k: round(v, 4) for k, v in self.seconds.items()},
+                "write_steps": {k: round(v, 4) for k, v in self.write_steps.items()}}
 
 
 @dataclass(slots=True)
@@ -36,6 +105,7 @@ class BuildResult:
     files: int
     skipped: list[str] = field(default_factory=list)
     reused: int = 0  # documents copied from the previous index
+    stages: BuildStats = field(default_factory=lambda: BuildStats(dict.fromkeys(STAGES, 0.0), {}))
 
 
 def build_index(
@@ -51,7 +121,6 @@ def build_index(
     warn: Callable[[str], None] | None = None,
     progress: Callable[[int, int, str], None] | None = None,
     previous: Path | None = None,
-    timings: dict[str, float] | None = None,
     allow_empty: bool = False,
     workers: int | None = None,
     github: GitHubOptions | None = None,
@@ -69,14 +138,14 @@ def build_index(
         instead of parsed; the result is byte-identical to a full build. One this mdfts cannot
         reuse (another schema or mdfts version, not an index) is ignored with a warning.
     :param allow_empty: build an index of no documents when no file matches, instead of failing.
-    :param timings: when given, CPU seconds per stage are added to it (discover, read, sections, write,
-        then IndexWriter.finish's steps); `make bench` reads them. Off, it costs nothing.
     :param workers: processes that read and parse files while this one writes rows; None picks
         one per core (see mdfts.workers.default_workers), 1 runs everything here. The index is
         byte-identical whatever the number. A build that reuses `previous` runs in one process.
     :param roots: folders, files, `github:OWNER/REPO[@REF][:PATH]` strings (fetched first, see
         docs/github.md; `github` says how) or FileSets.
     :param force: replace `out` even when it is not an mdfts index, unless it is in a source folder.
+
+    The result's `stages` holds the CPU seconds of each stage (`make bench` reports them).
     """
     if on_error not in ON_ERROR:
         raise MdftsError(f"--on-error must be one of {', '.join(ON_ERROR)}")
@@ -84,10 +153,11 @@ def build_index(
     if source_url:
         check_source_url(source_url)
     _check_output(out, [r for r in roots if isinstance(r, (Path, str)) and not str(r).startswith("github:")], force)
-    started = add_time(timings, "", 0.0)
+    clock = StageClock()
+    clock.switch("discover")  # fetching github: sources included
     sources = _fetched(roots, include, exclude, github, warn)
     files = discover(sources, include, exclude, skip=[out], warn=warn, on_error=on_error)
-    add_time(timings, "discover", started)
+    clock.switch("provenance")
     if not files and not allow_empty:
         named = [r.name if isinstance(r, FileSet) else r for r in roots]
         raise MdftsError(_nothing_matched(named, include, exclude))
@@ -113,11 +183,13 @@ def build_index(
             raise MdftsError(f"SOURCE_DATE_EPOCH={epoch!r} is not a whole number of seconds")
         meta["built_at"] = epoch
     skipped: list[str] = []
+    if previous is not None:
+        clock.switch("reuse")
     reusable = _reusable(previous, meta["mdfts_version"], warn) if previous is not None else None
     try:
         if workers is None:
             workers = 1 if reusable is not None else default_workers(len(files))
-        return _write(files, out, meta, last_commits, on_error, skipped, warn, progress, reusable, timings,
+        return _write(files, out, meta, last_commits, on_error, skipped, warn, progress, reusable, clock,
                       workers)
     except sqlite3.Error as err:
         raise MdftsError(f"{out}: cannot write the index: {err}") from None
@@ -202,9 +274,9 @@ def _reusable(previous: Path, version: str, warn: Callable[[str], None] | None) 
 # A file a worker could not read or parse: (path, line, what), to raise or skip in the parent
 # (a SourceError does not survive pickling: its __init__ takes three arguments).
 _Failed = tuple[str, "int | None", str]
-# A file's rows (or why there are none), and the CPU seconds spent reading, splitting and
-# preparing rows: a worker's clock, which build_index(timings=...) adds up.
-_Parsed = tuple["DocumentRows | _Failed | str", float, float, float]
+# A file's rows (or why there are none, or _STREAM), and the CPU seconds of its stages where it
+# was parsed: a worker's clock (empty when this process's clock counted them).
+_Parsed = tuple["DocumentRows | _Failed | str", dict[str, float]]
 
 
 def _is_big(f: SourceFile) -> bool:
@@ -224,27 +296,43 @@ STREAM_FROM = 64 * 1024
 _STREAM = "stream"  # _read_and_split's answer for a file the parent must stream itself
 
 
-def _read_and_split(f: SourceFile, timed: bool = False) -> _Parsed:
-    """One file read, split into sections and turned into rows (in a worker process, or not);
-    with `timed`, the CPU seconds of each step (reading the clock is a system call: a build
-    without timings reads none)."""
-    clock = time.process_time if timed else _no_clock
-    started = clock()
+def _document(src: SourceText, clock: StageClock,
+              sink: Callable[[Section, str], None] | None = None) -> Document:
+    """One file's text through parse → split → extract tokens. Each section goes to `sink` (the
+    write stage) as it closes; without a sink they are the Document's `sections`."""
+    clock.switch("split")
+    text = normalize_text(src.text)
+    sections: list[Section] = []
+    to = clock.within("write", sink) if sink is not None else (lambda s, _title: sections.append(s))
+    # The splitter makes a section's exact tokens as it closes it (and every few dozen pieces of
+    # a long one), so they are never all alive at once: the token stage runs inside split.
+    splitter = Splitter(src.path, text, to, plain_text=sink is None, extract=clock.within("tokens", extract_tokens))
+    clock.switch("parse")
+    # Parsing hands its top-level blocks to the splitter a few at a time: memory is a few blocks'
+    # markdown-it tokens, not the document's.
+    stream_blocks(text, clock.within("split", splitter.feed))
+    clock.switch("split")
+    doc = splitter.finish(src.sha256, src.size)
+    return doc if sink is not None else dataclasses.replace(doc, sections=tuple(sections))
+
+
+def _read_and_split(f: SourceFile) -> _Parsed:
+    """One file read, parsed, split, its tokens extracted and its rows made, on a clock of its own
+    (in a worker process, or not)."""
+    if _is_big(f):
+        return _STREAM, {}
+    clock = StageClock()
     try:
-        if _is_big(f):
-            return _STREAM, 0.0, 0.0, 0.0
+        clock.switch("read")
         src = read_source(f)
-        read = clock()
-        doc = split_sections(src.path, src.text, src.sha256, src.size)
+        doc = _document(src, clock)
     except SourceError as err:
-        return (err.path, err.line, err.what), 0.0, 0.0, 0.0
-    split = clock()
+        clock.switch("")
+        return (err.path, err.line, err.what), clock.seconds
+    clock.switch("write")  # the rows are the write stage's, made where the file was parsed
     rows = prepare_rows(doc)
-    return rows, read - started, split - read, clock() - split
-
-
-def _no_clock() -> float:
-    return 0.0
+    clock.switch("")
+    return rows, clock.seconds
 
 
 def _write(
@@ -257,24 +345,31 @@ def _write(
     warn: Callable[[str], None] | None,
     progress: Callable[[int, int, str], None] | None,
     previous: Path | None,
-    timings: dict[str, float] | None,
+    clock: StageClock,
     workers: int,
 ) -> BuildResult:
-    with IndexWriter(out, timings=timings) as writer:
+    write_steps: dict[str, float] = {}
+    clock.switch("write")
+    with IndexWriter(out, timings=write_steps) as writer:
         if previous is not None:
             writer.attach_previous(previous)
-            parsed: Generator[_Parsed | None, None, None] = (_reuse_or_split(writer, f, timings) for f in files)
+            parsed: Generator[_Parsed | None, None, None] = (_reuse_or_split(writer, f, clock) for f in files)
         else:
-            parsed = ordered_map(functools.partial(_read_and_split, timed=timings is not None), files, workers)
+            parsed = ordered_map(_read_and_split, files, workers)
+        # While the next file is made, this clock stops where that happens here (the file's own
+        # clock, or _reuse_or_split's switches, count it) and reads transfer where workers make it.
+        waiting = "transfer" if previous is None and workers > 1 else ""
         # Closed on the way out, error or not: that stops the workers at once.
         with contextlib.closing(parsed):
+            clock.switch(waiting)
             # Not zip(files, parsed): zip stops at the end of `files` and leaves `parsed` open.
             for n, item in enumerate(parsed, 1):
+                clock.switch("write")
                 path = files[n - 1].path
                 error = None
                 if item is not None and item[0] == _STREAM:
-                    error = _stream_file(writer, files[n - 1], None, timings)
-                elif item is not None and not _add(writer, item, timings):
+                    error = _stream_file(writer, files[n - 1], None, clock)
+                elif item is not None and not _add(writer, item, clock):
                     error = SourceError(*cast(_Failed, item[0]))
                 if error is not None:
                     if on_error == "fail":
@@ -282,85 +377,67 @@ def _write(
                     skipped.append(path)
                     if warn:
                         warn(f"{error}; skipped")
-                    continue
-                if progress:
+                elif progress:
                     progress(n, len(files), path)
+                clock.switch(waiting)
+        clock.switch("write")
         meta["skipped"] = str(len(skipped))
         writer.set_last_commits(last_commits)
         stats = writer.finish(meta, [q.row() for q in package_queries()])
-    return BuildResult(out, stats, len(files), skipped, writer.reused)
+    clock.switch("")
+    stages = BuildStats({s: clock.seconds.get(s, 0.0) for s in STAGES}, write_steps)
+    return BuildResult(out, stats, len(files), skipped, writer.reused, stages)
 
 
-def _add(writer: IndexWriter, item: _Parsed, timings: dict[str, float] | None) -> bool:
+def _add(writer: IndexWriter, item: _Parsed, clock: StageClock) -> bool:
     """Write a parsed file's rows; False when the file failed instead."""
-    rows, read_s, split_s, prepare_s = item
-    if timings is not None:
-        for stage, seconds in (("read", read_s), ("sections", split_s), ("write", prepare_s)):
-            timings[stage] = timings.get(stage, 0.0) + seconds
+    rows, seconds = item
+    clock.add(seconds)
     if isinstance(rows, str) or len(rows) == 3:  # _Failed (a _STREAM file never gets here)
         return False
-    started = add_time(timings, "", 0.0)
     writer.add_rows(rows)
-    add_time(timings, "write", started)
     return True
 
 
-def _reuse_or_split(writer: IndexWriter, f: SourceFile, timings: dict[str, float] | None) -> _Parsed | None:
-    """None when the previous index holds the file unchanged (its rows are copied), else its rows."""
-    started = add_time(timings, "", 0.0)
+def _reuse_or_split(writer: IndexWriter, f: SourceFile, clock: StageClock) -> _Parsed | None:
+    """None when the previous index holds the file unchanged (its rows are copied) or it was
+    streamed into the index, else its rows. Runs in this process, on its clock."""
     try:
+        clock.switch("read")
         src = read_source(f)
     except SourceError as err:
-        return (err.path, err.line, err.what), 0.0, 0.0, 0.0
-    started = add_time(timings, "read", started)
+        return (err.path, err.line, err.what), {}
+    clock.switch("reuse")
     if writer.reuse(src.path, src.sha256):
-        add_time(timings, "reuse", started)
         return None
     if src.size > STREAM_FROM:
-        error = _stream_file(writer, f, src, timings)
-        return None if error is None else ((error.path, error.line, error.what), 0.0, 0.0, 0.0)
+        error = _stream_file(writer, f, src, clock)
+        return None if error is None else ((error.path, error.line, error.what), {})
     try:
-        doc = split_sections(src.path, src.text, src.sha256, src.size)
+        doc = _document(src, clock)
     except SourceError as err:
-        return (err.path, err.line, err.what), 0.0, 0.0, 0.0
-    started = add_time(timings, "sections", started)
-    rows = prepare_rows(doc)
-    add_time(timings, "write", started)
-    return rows, 0.0, 0.0, 0.0
+        return (err.path, err.line, err.what), {}
+    clock.switch("write")
+    return prepare_rows(doc), {}
 
 
-def _stream_file(writer: IndexWriter, f: SourceFile, src: SourceText | None,
-                 timings: dict[str, float] | None) -> SourceError | None:
+def _stream_file(writer: IndexWriter, f: SourceFile, src: SourceText | None, clock: StageClock) -> SourceError | None:
     """Read (unless `src` is given), split and write one big file, its sections as they are read.
     Memory is its text and one batch of rows; a file that fails leaves no row."""
-    started = add_time(timings, "", 0.0)
     try:
         if src is None:
+            clock.switch("read")
             src = read_source(f)
-            started = add_time(timings, "read", started)
+        clock.switch("write")
         sink = writer.start_document()
-        doc = stream_sections(src.path, src.text, _timed(sink, timings), src.sha256, src.size, plain_text=False)
-        started = add_time(timings, "sections", started)
+        doc = _document(src, clock, sink)
     except SourceError as err:
+        clock.switch("write")
         writer.abandon_document()
         return err
+    clock.switch("write")
     writer.end_document(doc)
-    add_time(timings, "write", started)
     return None
-
-
-def _timed(sink: Callable[[Section, str], None], timings: dict[str, float] | None) -> Callable[[Section, str], None]:
-    """`sink`, its CPU time counted as "write" (and taken out of "sections") when timing."""
-    if timings is None:
-        return sink
-
-    def timed(section: Section, title: str) -> None:
-        started = add_time(timings, "", 0.0)
-        sink(section, title)
-        spent = add_time(timings, "write", started) - started
-        timings["sections"] = timings.get("sections", 0.0) - spent
-
-    return timed
 
 
 def _version() -> str:

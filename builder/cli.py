@@ -174,6 +174,7 @@ def build(sources: tuple[str, ...], out: Path, include: tuple[str, ...], exclude
         "bytes": s.bytes, "seconds": round(time.perf_counter() - started, 3), "files": result.files,
         "skipped": list(result.skipped), "reused": result.reused,
         "previous": str(previous) if previous is not None else None,
+        "cpu_seconds": result.stages.to_dict(),  # per stage: discover, read, parse, split, tokens, write, ...
     }
     if as_json:
         click.echo(output.to_json(summary))

@@ -131,6 +131,12 @@ class _StreamState(StateBlock):
         return token
 
 
+# Tokens handed over at once, at the first top-level block boundary past this many: a few
+# kilobytes alive, and one sink call for a page of small blocks rather than one per paragraph
+# (each call is a stage switch the build's clock reads).
+SINK_BATCH = 256
+
+
 def _streaming(rule: Any) -> Any:
     """A block rule that hands the tokens over to the state's sink after each top-level block."""
 
@@ -138,7 +144,8 @@ def _streaming(rule: Any) -> Any:
         ok: bool = rule(state, start, end, silent)
         # Level 0 after a block that pushed tokens: no rule holds an index into them any more
         # (lists mark tight paragraphs by index, but only within their own call).
-        if ok and not silent and state.level == 0 and isinstance(state, _StreamState) and state.tokens:
+        if (ok and not silent and state.level == 0 and isinstance(state, _StreamState)
+                and len(state.tokens) >= SINK_BATCH):
             tokens, state.tokens = state.tokens, []
             state.sink(tokens)
         return ok

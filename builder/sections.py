@@ -1,4 +1,8 @@
-"""Markdown text → a Document of Sections: one per heading, plus the lead text before the first."""
+"""Block tokens → a Document of Sections: one per heading, plus the lead text before the first.
+
+Splitter is the build's split stage (stream_blocks feeds it, extract_tokens is its token stage);
+split_sections() and stream_sections() run parse, split and tokens on one text.
+"""
 
 from __future__ import annotations
 
@@ -191,7 +195,7 @@ def _front_matter(path: str, content: str) -> dict[str, Any]:
 _TAGS = re.compile(r"<[^<>]*>")  # [^<>]: a run of unclosed "<" stays linear
 
 
-class _Splitter:
+class Splitter:
     """Block tokens → sections, one top-level block at a time (stream_blocks' sink).
 
     A section is built and handed to `sink` as soon as the next heading closes it (markdown-it
@@ -199,8 +203,13 @@ class _Splitter:
     document's tokens or sections: memory follows the largest section, not the file.
     """
 
-    def __init__(self, path: str, text: str, sink: Callable[[Section, str], None], plain_text: bool) -> None:
+    def __init__(self, path: str, text: str, sink: Callable[[Section, str], None], plain_text: bool,
+                 extract: Callable[[list[tuple[str, str]]], list[ExactToken]] = extract_tokens) -> None:
+        """:param extract: the token stage, (source, text) pieces → exact tokens (extract_tokens;
+            the build passes it timed). It runs as each section closes, and every _FLUSH_RUNS
+            pieces of a long one, so a section's pieces never pile up."""
         self.path, self.text, self.sink, self.plain_text = path, text, sink, plain_text
+        self.extract = extract
         # Offsets of line starts (CRLF and CR are already LF): 8 bytes a line, where a list of the
         # lines cost ~50 bytes a line on top of a second copy of the text.
         self.line_starts = array("q", [0])
@@ -269,7 +278,7 @@ class _Splitter:
         pieces = head + [(source, "\n".join(parts)) for source, parts in self.pieces]
         self.pieces = []
         best = self.found
-        for tok in extract_tokens(pieces):  # the same keep-the-strongest rule as extract_tokens'
+        for tok in self.extract(pieces):  # the same keep-the-strongest rule as extract_tokens'
             key = (tok.token, tok.kind)
             if key not in best or _RANK[tok.source] < _RANK[best[key].source]:
                 best[key] = tok
@@ -400,6 +409,13 @@ _NEWLINE = re.compile("\n")
 _NOT_BLANK = re.compile(r"[^ \t\n]")
 
 
+def normalize_text(text: str) -> str:
+    """The text the parse and split stages read: BOM dropped, CRLF and CR as LF (so line numbers
+    are as an editor shows them)."""
+    # A BOM is not text (discover drops it; callers passing their own text may not).
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
 def split_sections(path: str, text: str, sha256: str = "", size: int = 0) -> Document:
     """Parse one document into its sections; line numbers refer to the file as an editor shows it."""
     sections: list[Section] = []
@@ -417,8 +433,7 @@ def stream_sections(path: str, text: str, sink: Callable[[Section, str], None], 
 
     :param plain_text: False leaves Section.text empty (the index computes it from the body).
     """
-    # A BOM is not text (discover drops it; callers passing their own text may not).
-    norm = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    splitter = _Splitter(path, norm, sink, plain_text)
+    norm = normalize_text(text)
+    splitter = Splitter(path, norm, sink, plain_text)
     stream_blocks(norm, splitter.feed)
     return splitter.finish(sha256, size)

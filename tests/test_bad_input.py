@@ -546,17 +546,17 @@ def test_a_file_that_fails_half_way_leaves_no_rows(docs: Path, tmp_path: Path,
     import mdfts.build
     from mdfts.errors import SourceError
 
-    real = mdfts.build.stream_sections
+    real = mdfts.build._document
 
-    def fails_after_one_section(path: str, text: str, sink: Any, *args: Any, **kwargs: Any) -> Any:
-        if path != "bad.md":
-            return real(path, text, sink, *args, **kwargs)
-        real(path, text, sink, *args, **kwargs)
-        raise SourceError(path, 3, "failed after its sections were written")
+    def fails_after_one_section(src: Any, *args: Any) -> Any:
+        if src.path != "bad.md":
+            return real(src, *args)
+        real(src, *args)
+        raise SourceError(src.path, 3, "failed after its sections were written")
 
     (docs / "bad.md").write_text("# Bad\n\n`BAD_TOKEN`\n\n## More\n\ntext\n")
     (docs / "more.md").write_text("# More\n")
-    monkeypatch.setattr(mdfts.build, "stream_sections", fails_after_one_section)
+    monkeypatch.setattr(mdfts.build, "_document", fails_after_one_section)
     monkeypatch.setattr(mdfts.build, "STREAM_FROM", 0)  # every file streamed, as big ones are
     out, clean = tmp_path / "index.db", tmp_path / "clean.db"
     result = build(docs, out, "--on-error", "skip")

@@ -7,6 +7,7 @@ import shutil
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -15,6 +16,7 @@ import mdfts.build
 from mdfts.artifact import SCHEMA_VERSION
 from mdfts.build import build_index
 from mdfts.cli import cli
+from mdfts.discover import SourceText
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "incremental"
 
@@ -92,13 +94,13 @@ def test_reused_documents_are_not_parsed(docs: Path, old_db: Path, tmp_path: Pat
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     _change(docs)
     parsed: list[str] = []
-    real = mdfts.build.split_sections
+    real = mdfts.build._document
 
-    def spy(path: str, *args: object, **kwargs: object) -> object:
-        parsed.append(path)
-        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+    def spy(src: SourceText, *args: Any) -> Any:
+        parsed.append(src.path)
+        return real(src, *args)
 
-    monkeypatch.setattr(mdfts.build, "split_sections", spy)
+    monkeypatch.setattr(mdfts.build, "_document", spy)
     build_index([docs], tmp_path / "inc.db", previous=old_db)
     assert parsed == ["guides/deploy.md"]
 
