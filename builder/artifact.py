@@ -121,6 +121,17 @@ def check_index(conn: sqlite3.Connection, path: Path | str, schema: bool = True)
         raise IndexVersionError(f"{path}: schema {version}, this mdfts reads {SCHEMA_VERSION}; rebuild it")
 
 
+def file_is_index(path: Path) -> bool:
+    """Whether the file at `path` starts like an mdfts index (SQLite's header with our
+    application_id at offset 68), read without opening it as a database."""
+    try:
+        with open(path, "rb") as fh:
+            header = fh.read(100)
+    except OSError:
+        return False
+    return header.startswith(b"SQLite format 3\0") and int.from_bytes(header[68:72], "big") == APPLICATION_ID
+
+
 def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
     """mdfts_meta as a dict, by key."""
     return dict(conn.execute("select key, value from mdfts_meta order by key").fetchall())

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeVar, cast
 
-from mdfts.artifact import APPLICATION_ID, check_source_url
+from mdfts.artifact import check_source_url, file_is_index
 from mdfts.discover import DEFAULT_INCLUDE, FileSet, SourceFile, SourceText, discover, read_source
 from mdfts.errors import MdftsError, SourceError, display
 from mdfts.index import open_index
@@ -197,20 +197,10 @@ def build_index(
         raise MdftsError(f"{out}: cannot write the index: {err.strerror or err}") from None
 
 
-def _is_index(path: Path) -> bool:
-    """Whether `path` starts like an mdfts index (SQLite's header, our application_id)."""
-    try:
-        with open(path, "rb") as fh:
-            header = fh.read(100)
-    except OSError:
-        return False
-    return header.startswith(b"SQLite format 3\0") and int.from_bytes(header[68:72], "big") == APPLICATION_ID
-
-
 def _check_output(out: Path, roots: Sequence[Path | str], force: bool) -> None:
     """Refuse to replace a file that is not an mdfts index (`-o docs/README.md` replaced the doc);
     `force` overrides that, but never for a file inside a source folder."""
-    if not out.is_file() or _is_index(out):
+    if not out.is_file() or file_is_index(out):
         return  # new, an index, or a folder (the writer's own error)
     real = out.resolve()
     for root in roots:

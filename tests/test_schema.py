@@ -174,3 +174,14 @@ def test_read_only_connection_refuses_writes(fixture_db: Path) -> None:
     with pytest.raises(sqlite3.OperationalError, match="readonly"):
         conn.execute("delete from sections")
     conn.close()
+
+
+def test_file_is_index_reads_the_header_only(fixture_db: Path, tmp_path: Path) -> None:
+    from mdfts.artifact import file_is_index
+
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("create table t (x)").connection.close()
+    (tmp_path / "notes.md").write_text("# not a database\n")
+    assert file_is_index(fixture_db)
+    assert not file_is_index(other) and not file_is_index(tmp_path / "notes.md")
+    assert not file_is_index(tmp_path / "missing.db")
