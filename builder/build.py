@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import sqlite3
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeVar, cast
 
-from mdfts.artifact import check_source_url, file_is_index
+from mdfts.artifact import SCHEMA_VERSION, check_source_url, file_is_index
 from mdfts.discover import DEFAULT_INCLUDE, FileSet, SourceFile, SourceText, discover, read_source
 from mdfts.errors import MdftsError, SourceError, display
 from mdfts.index import open_index
@@ -27,7 +28,7 @@ from mdfts.queries import package_queries
 from mdfts.sections import Document, Section, Splitter, normalize_text
 from mdfts.tokens import extract_tokens
 from mdfts.workers import default_workers, ordered_map
-from mdfts.write import DocumentRows, IndexWriter, WriteStats, prepare_rows
+from mdfts.write import DocumentRows, IndexWriter, RowsMismatch, WriteStats, prepare_rows
 
 if TYPE_CHECKING:
     from mdfts.github import GitHubOptions
@@ -163,6 +164,7 @@ def build_index(
         raise MdftsError(_nothing_matched(named, include, exclude))
     meta = {
         "mdfts_version": _version(),
+        "build_fingerprint": build_fingerprint(),
         "source": source_name or ", ".join(sorted({
             r.name if isinstance(r, FileSet) else r.resolve().name or "/" for r in sources})),
         "files": str(len(files)),
@@ -189,8 +191,15 @@ def build_index(
     try:
         if workers is None:
             workers = 1 if reusable is not None else default_workers(len(files))
-        return _write(files, out, meta, last_commits, on_error, skipped, warn, progress, reusable, clock,
-                      workers)
+        try:
+            return _write(files, out, meta, last_commits, on_error, skipped, warn, progress, reusable, clock,
+                          workers)
+        except RowsMismatch as err:  # nothing of that attempt is left: the writer cleaned up
+            if warn:
+                warn(f"{previous}: {err}; not reusing it, building everything")
+            skipped.clear()
+            return _write(files, out, meta, last_commits, on_error, skipped, warn, progress, None, clock,
+                          default_workers(len(files)))
     except sqlite3.Error as err:
         raise MdftsError(f"{out}: cannot write the index: {err}") from None
     except OSError as err:
@@ -241,6 +250,32 @@ def _fileset_meta(sources: Sequence[Path | FileSet]) -> dict[str, str]:
     return {"sources": json.dumps(rows, ensure_ascii=False, sort_keys=True)} if rows else {}
 
 
+# The modules and files whose code decides what rows a file becomes: a change to any of them
+# (a parser fix that kept the version string) makes an older index's rows another parser's.
+_ROW_SOURCES = ("discover.py", "parse.py", "sections.py", "tokens.py", "words.py", "write.py", "schema.sql")
+
+
+@functools.lru_cache(maxsize=1)
+def build_fingerprint() -> str:
+    """What an index's rows depend on, hashed: schema, mdfts, the parsers' versions and the source
+    of the modules that turn files into rows. Stored as mdfts_meta.build_fingerprint; `--previous`
+    reuses rows only from an index with the same one."""
+    import hashlib
+    from importlib import metadata
+    from importlib.resources import files
+
+    h = hashlib.sha256(f"schema {SCHEMA_VERSION}\nmdfts {_version()}\n".encode())
+    for dist in ("markdown-it-py", "mdit-py-plugins", "PyYAML"):
+        try:
+            h.update(f"{dist} {metadata.version(dist)}\n".encode())
+        except metadata.PackageNotFoundError:
+            h.update(f"{dist} ?\n".encode())
+    package = files("mdfts")
+    for name in _ROW_SOURCES:
+        h.update(name.encode() + b"\0" + package.joinpath(name).read_bytes())
+    return h.hexdigest()[:32]
+
+
 def _reusable(previous: Path, version: str, warn: Callable[[str], None] | None) -> Path | None:
     """`previous` when its rows are what this mdfts would write, else None (after a warning)."""
     why = None
@@ -250,10 +285,15 @@ def _reusable(previous: Path, version: str, warn: Callable[[str], None] | None) 
             built_by = ix.meta
     except MdftsError as err:
         why = str(err)
+    except sqlite3.DatabaseError as err:  # a header that opens, then a bad page or a short file
+        why = f"{previous}: cannot read it ({err})"
     else:
-        # Another mdfts may parse the same bytes into other rows: only its own output is reusable.
-        if why is None and built_by.get("mdfts_version") != version:
+        # Another parser may split the same bytes into other rows: only the same one's are reusable.
+        if built_by.get("mdfts_version") != version:
             why = f"{previous}: built by mdfts {built_by.get('mdfts_version', '?')}, this is {version}"
+        elif built_by.get("build_fingerprint") != build_fingerprint():
+            why = (f"{previous}: built by another parser (build fingerprint "
+                   f"{built_by.get('build_fingerprint', 'none')}, this is {build_fingerprint()})")
     if why is None:
         return previous
     if warn:

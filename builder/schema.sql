@@ -15,7 +15,8 @@ create table documents (
   bytes        integer not null,
   lines        integer not null,
   sections     integer not null,
-  last_commit  text                    -- git: last commit that touched the file (when known)
+  last_commit  text,                   -- git: last commit that touched the file (when known)
+  rows_sha256  text not null           -- sha256 of the document's rows (build --previous checks it)
 );
 
 create table sections (

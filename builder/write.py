@@ -44,8 +44,8 @@ _COPY_SECTIONS = (
 )
 # last_commit is left out: provenance belongs to this build, not to the one that wrote the rows.
 _COPY_DOCUMENT = (
-    "insert into documents (id, path, title, front_matter, sha256, bytes, lines, sections) "
-    "select ?, path, title, front_matter, sha256, bytes, lines, sections from prev.documents where id = ?"
+    "insert into documents (id, path, title, front_matter, sha256, bytes, lines, sections, rows_sha256) "
+    "select ?, path, title, front_matter, sha256, bytes, lines, sections, rows_sha256 from prev.documents where id = ?"
 )
 
 
@@ -67,6 +67,80 @@ SectionRow = tuple[int, tuple[object, ...], "int | None", tuple[object, ...]]
 DocumentRows = tuple[str, str, tuple[object, ...], list[SectionRow], list[tuple[str, int, str, str, str]]]
 _INSERT_SECTION = (
     f"insert into sections ({_SECTION_COLUMNS}) values ({', '.join('?' * len(_SECTION_COLUMNS.split(',')))})"
+)
+
+
+class RowsMismatch(MdftsError):
+    """The previous index cannot be reused: a row differs from its digest, or it cannot be read."""
+
+
+def _record(values: list[object]) -> bytes:
+    return (_to_json(values) + "\n").encode("utf-8", "surrogatepass")
+
+
+class _RowsDigest:
+    """sha256 of one document's rows as a full build writes them, ids made relative (ordinals), so
+    the same document gives the same digest wherever its rows sit: documents.rows_sha256, which
+    `build --previous` checks before it copies rows instead of parsing the file."""
+
+    def __init__(self) -> None:
+        import hashlib  # here, not at the top: see _QUERY_PATH_NOTE
+
+        self.h = hashlib.sha256()
+
+    def section(self, o: int, values: list[object], is_last: bool,
+                tokens: list[tuple[str, str, str, str]]) -> None:
+        """`values`: path, level, heading, trail, anchor, start_line, end_line, parent ordinal,
+        then body on; `tokens`: (norm, token, kind, source) of the section."""
+        self.h.update(_record([o, o - 1 if o else None, None if is_last else o + 1, *values]))
+        seen: dict[tuple[str, str, str], str] = {}
+        for norm, token, kind, source in tokens:
+            seen.setdefault((norm, token, kind), source)  # insert or ignore: the first one stays
+        for key in sorted(seen):
+            self.h.update(_record([*key, seen[key]]))
+
+    def document(self, doc_values: tuple[object, ...]) -> str:
+        self.h.update(_record(["document", *doc_values]))
+        return self.h.hexdigest()
+
+
+def _digest_values(head: tuple[object, ...], parent: int | None, tail: tuple[object, ...]) -> list[object]:
+    path, _title, _ordinal, level, heading, trail, anchor, start, end = head  # title: the document's
+    return [path, level, heading, trail, anchor, start, end, parent, *tail]
+
+
+def _rows_digest(doc_values: tuple[object, ...], section_rows: list[SectionRow],
+                 token_rows: list[tuple[str, int, str, str, str]]) -> str:
+    by_section: dict[int, list[tuple[str, str, str, str]]] = {}
+    for norm, o, token, kind, source in token_rows:
+        by_section.setdefault(o, []).append((norm, token, kind, source))
+    digest = _RowsDigest()
+    for i, (o, head, parent, tail) in enumerate(section_rows):
+        digest.section(o, _digest_values(head, parent, tail), i == len(section_rows) - 1, by_section.get(o, []))
+    return digest.document(doc_values)
+
+
+_KIND_SQL = ", ".join(f"s.{c}" for c in KIND_COLUMNS.values())
+# What _RowsDigest hashes, read back from the previous index (ordinals from ids), per reused document.
+_REUSED_DOCUMENTS = (
+    "select d.id, d.path, d.title, d.front_matter, d.sha256, d.bytes, d.lines, d.sections, d.rows_sha256 "
+    "from prev.documents as d join _mdfts_reuse as r on r.old_id = d.id order by d.id"
+)
+_REUSED_SECTIONS = (
+    "select s.document_id, s.ordinal, "
+    "s.id - (select min(f.id) from prev.sections as f where f.document_id = s.document_id), "
+    "(select p.ordinal from prev.sections as p where p.id = s.prev_id), "
+    "(select p.ordinal from prev.sections as p where p.id = s.next_id), "
+    "s.path, s.level, s.heading, s.trail, s.anchor, s.start_line, s.end_line, "
+    "(select p.ordinal from prev.sections as p where p.id = s.parent_id), "
+    f"s.body, s.chars, s.file_words, s.heading_parts, {_KIND_SQL}, s.title = d.title "
+    "from prev.sections as s join _mdfts_reuse as r on r.old_id = s.document_id "
+    "join prev.documents as d on d.id = s.document_id order by s.document_id, s.ordinal"
+)
+_REUSED_TOKENS = (
+    "select s.document_id, s.ordinal, t.norm, t.token, t.kind, t.source from prev.tokens as t "
+    "join prev.sections as s on s.id = t.section_id join _mdfts_reuse as r on r.old_id = s.document_id "
+    "order by s.document_id, s.ordinal, t.norm, t.token, t.kind"
 )
 
 
@@ -199,7 +273,8 @@ class IndexWriter:
         for p in (self.build_tmp, self.final_tmp):
             p.unlink(missing_ok=True)
         try:
-            self.db = sqlite3.connect(self.build_tmp, isolation_level=None)
+            # URI filenames on, for attach_previous()'s read-only, immutable ATTACH.
+            self.db = sqlite3.connect(self.build_tmp.resolve().as_uri(), uri=True, isolation_level=None)
         except sqlite3.Error as err:
             raise MdftsError(f"{self.out}: cannot create the index: {err}") from None
         db = self.db
@@ -250,9 +325,9 @@ class IndexWriter:
         self.digest.update(f"{path}\0{sha256}\n".encode())
         db = self.db
         db.execute(
-            "insert into documents (id, path, title, front_matter, sha256, bytes, lines, sections) "
-            "values (?, ?, ?, ?, ?, ?, ?, ?)",
-            (doc_id, *doc_values),
+            "insert into documents (id, path, title, front_matter, sha256, bytes, lines, sections, rows_sha256) "
+            "values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (doc_id, *doc_values, _rows_digest(doc_values, section_rows, token_rows)),
         )
         last = first + len(section_rows) - 1
         db.executemany(_INSERT_SECTION, [
@@ -281,6 +356,7 @@ class IndexWriter:
         self._titles: set[str] = set()
         self._written = 0
         self._words: str | None = None
+        self._rows_digest = _RowsDigest()
         return self._section
 
     def _section(self, section: Section, title: str) -> None:
@@ -294,6 +370,8 @@ class IndexWriter:
             self._words = file_words(s.path)
         tokens: list[tuple[str, int, str, str, str]] = []
         o, head, parent, tail = _section_row(s.path, title, self._words, s, tokens)
+        self._rows_digest.section(o, _digest_values(head, parent, tail), is_last,
+                                  [(norm, token, kind, source) for norm, _, token, kind, source in tokens])
         self._titles.add(title)
         self._rows.append((first + o, self._doc_id, *head, None if parent is None else first + parent,
                            first + o - 1 if o else None, None if is_last else first + o + 1, *tail))
@@ -321,10 +399,11 @@ class IndexWriter:
         self.next_doc_id += 1
         self.next_section_id += doc.n_sections
         self.digest.update(f"{doc.path}\0{doc.sha256}\n".encode())
+        values = _document_values(doc)
         self.db.execute(
-            "insert into documents (id, path, title, front_matter, sha256, bytes, lines, sections) "
-            "values (?, ?, ?, ?, ?, ?, ?, ?)",
-            (self._doc_id, *_document_values(doc)),
+            "insert into documents (id, path, title, front_matter, sha256, bytes, lines, sections, rows_sha256) "
+            "values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (self._doc_id, *values, self._rows_digest.document(values)),
         )
         if self._titles - {doc.title}:  # rows written before a late first h1 named the document
             self.db.execute("update sections set title = ? where document_id = ?", (doc.title, self._doc_id))
@@ -347,8 +426,11 @@ class IndexWriter:
                             sorted((c, p) for p, c in commits.items()))
 
     def attach_previous(self, previous: Path) -> None:
-        """Make the documents of an older index (already checked by open_index) available to reuse()."""
-        self.db.execute("attach database ? as prev", (str(previous),))
+        """Make the documents of an older index (already checked by open_index) available to reuse().
+
+        Attached read-only and immutable: nothing is written to it, and a -wal beside it is neither
+        read nor checkpointed into it. Its rows are checked against their digests before finish()."""
+        self.db.execute("attach database ? as prev", (previous.resolve().as_uri() + "?mode=ro&immutable=1",))
         # Old document id → section id shift, for the tokens finish() copies. A temp table (one small
         # row a document): a table in main would bump the schema cookie in the file header.
         self.db.execute(
@@ -363,6 +445,12 @@ class IndexWriter:
         """
         if not self.reusing:
             return False
+        try:
+            return self._reuse(path, sha256)
+        except sqlite3.DatabaseError as err:  # a bad page, a truncated file
+            raise RowsMismatch(f"cannot read it ({err})") from None
+
+    def _reuse(self, path: str, sha256: str) -> bool:
         db = self.db
         row = db.execute(
             "select d.id, d.sections, (select min(s.id) from prev.sections as s where s.document_id = d.id) "
@@ -385,6 +473,37 @@ class IndexWriter:
         self.reused += 1
         return True
 
+    def _verify_reused(self) -> None:
+        """Check every reused document's rows against the digest stored with it, in one pass over
+        its sections and one over its tokens; RowsMismatch if any differs (rows edited in the old
+        file were copied, and the result passed integrity_check) or cannot be read."""
+        db = self.db
+        try:
+            sections = db.execute(_REUSED_SECTIONS)
+            tokens = db.execute(_REUSED_TOKENS)
+            section = next(sections, None)
+            token = next(tokens, None)
+            for doc_id, path, *doc_values, stored in db.execute(_REUSED_DOCUMENTS).fetchall():
+                digest = _RowsDigest()
+                while section is not None and section[0] == doc_id:
+                    _, o, id_rel, prev_o, next_o, *values, title_ok = section
+                    toks: list[tuple[str, str, str, str]] = []
+                    while token is not None and (token[0], token[1]) < (doc_id, o):
+                        token = next(tokens, None)  # a token of no reused section: fails below
+                    while token is not None and token[0] == doc_id and token[1] == o:
+                        toks.append(token[2:])
+                        token = next(tokens, None)
+                    if id_rel != o or prev_o != (o - 1 if o else None) or not title_ok:
+                        raise RowsMismatch(f"the rows of {path} do not match their digest")
+                    section = next(sections, None)
+                    digest.section(o, values, next_o is None, toks)
+                    if next_o is not None and next_o != o + 1:
+                        raise RowsMismatch(f"the rows of {path} do not match their digest")
+                if digest.document((path, *doc_values)) != stored:
+                    raise RowsMismatch(f"the rows of {path} do not match their digest")
+        except sqlite3.DatabaseError as err:
+            raise RowsMismatch(f"cannot read it ({err})") from None
+
     def _copy_reused_tokens(self) -> None:
         # tokens has no index on section_id, so one pass over the old table for all reused
         # documents, rather than one scan per document.
@@ -402,7 +521,11 @@ class IndexWriter:
         db = self.db
         started = add_time(self.timings, "", 0.0)
         if self.reusing:
-            self._copy_reused_tokens()
+            self._verify_reused()
+            try:
+                self._copy_reused_tokens()
+            except sqlite3.DatabaseError as err:
+                raise RowsMismatch(f"cannot read it ({err})") from None
             started = add_time(self.timings, "reuse", started)
         db.execute("insert into sections_fts(sections_fts) values ('rebuild')")
         db.execute("commit")

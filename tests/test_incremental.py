@@ -182,3 +182,107 @@ def test_skipped_file_is_not_reused(docs: Path, old_db: Path, tmp_path: Path) ->
     inc = build_index([docs], tmp_path / "inc.db", on_error="skip", previous=old_db)
     assert (full.skipped, inc.skipped, inc.reused) == (["guides/deploy.md"], ["guides/deploy.md"], 4)
     assert _sha(tmp_path / "inc.db") == _sha(tmp_path / "full.db")
+
+
+# -- a previous index is verified, never trusted (issue #16) -------------------------------------
+
+def _warnings_of(docs: Path, out: Path, previous: Path) -> tuple[list[str], int]:
+    said: list[str] = []
+    result = build_index([docs], out, previous=previous, warn=said.append)
+    return said, result.reused
+
+
+def _tamper_body(db_path: Path) -> None:
+    with sqlite3.connect(db_path) as db:
+        db.execute("update sections set body = replace(body, 'Set', 'Unset') where path = 'guides/setup.md'")
+    assert "Unset" in db_path.read_bytes().decode("utf-8", "replace")
+
+
+def test_tampered_rows_are_not_copied(docs: Path, old_db: Path, tmp_path: Path) -> None:
+    # Edited rows were copied as they were, and the result passed integrity_check with the same
+    # content_digest as a clean build.
+    _tamper_body(old_db)
+    before = _sha(old_db)
+    said, reused = _warnings_of(docs, tmp_path / "inc.db", old_db)
+    assert said == [f"{old_db}: the rows of guides/setup.md do not match their digest; not reusing it, "
+                    "building everything"]
+    assert reused == 0
+    build_index([docs], tmp_path / "full.db")
+    assert _sha(tmp_path / "inc.db") == _sha(tmp_path / "full.db")
+    assert _sha(old_db) == before
+
+
+@pytest.mark.parametrize("what", ["tokens", "title", "ids"])
+def test_other_tampering_is_caught_too(docs: Path, old_db: Path, tmp_path: Path, what: str) -> None:
+    sql = {
+        "tokens": "update tokens set source = 'heading' where source = 'code'",
+        "title": "update sections set title = 'Other' where ordinal = 1",
+        "ids": "update sections set next_id = null where next_id is not null and ordinal = 0",
+    }[what]
+    with sqlite3.connect(old_db) as db:
+        assert db.execute(sql).rowcount > 0
+    said, reused = _warnings_of(docs, tmp_path / "inc.db", old_db)
+    assert len(said) == 1 and "do not match their digest" in said[0] and reused == 0
+    build_index([docs], tmp_path / "full.db")
+    assert _sha(tmp_path / "inc.db") == _sha(tmp_path / "full.db")
+
+
+def test_an_older_parsers_index_is_not_reused(docs: Path, old_db: Path, tmp_path: Path) -> None:
+    # The version string stayed 0.1.0 across parser changes; the fingerprint does not.
+    with sqlite3.connect(old_db) as db:
+        db.execute("update mdfts_meta set value = 'older' where key = 'build_fingerprint'")
+    said, reused = _warnings_of(docs, tmp_path / "inc.db", old_db)
+    assert len(said) == 1 and said[0].startswith(f"{old_db}: built by another parser (build fingerprint older, ")
+    assert reused == 0
+    build_index([docs], tmp_path / "full.db")
+    assert _sha(tmp_path / "inc.db") == _sha(tmp_path / "full.db")
+
+
+def test_a_wal_beside_the_previous_index_is_neither_read_nor_checkpointed(docs: Path, old_db: Path,
+                                                                          tmp_path: Path) -> None:
+    # The old file was attached read-write: a -wal beside it was read, then checkpointed into it.
+    prev = tmp_path / "wal.db"
+    shutil.copy(old_db, prev)
+    writer = sqlite3.connect(prev, isolation_level=None)
+    writer.execute("pragma journal_mode = wal")
+    writer.execute("pragma wal_autocheckpoint = 0")
+    writer.execute("update sections set body = 'from the wal' where path = 'guides/setup.md'")
+    saved = {p.name: p.read_bytes() for p in (prev, tmp_path / "wal.db-wal")}
+    writer.close()  # checkpoints: put the un-checkpointed state back
+    for name, data in saved.items():
+        (tmp_path / name).write_bytes(data)
+    (tmp_path / "wal.db-shm").unlink(missing_ok=True)
+    said, reused = _warnings_of(docs, tmp_path / "inc.db", prev)
+    assert (said, reused) == ([], 5)  # the main file is intact, so its rows are reused
+    build_index([docs], tmp_path / "full.db")
+    assert _sha(tmp_path / "inc.db") == _sha(tmp_path / "full.db")
+    assert {p.name: p.read_bytes() for p in (prev, tmp_path / "wal.db-wal")} == saved
+
+
+def _bad_page(db_path: Path) -> None:
+    # Garbage over a page in the middle of the sections table's b-tree.
+    with sqlite3.connect(db_path) as db:
+        page = db.execute("select max(pageno) from dbstat where name = 'sections'").fetchone()[0]
+    data = bytearray(db_path.read_bytes())
+    data[(page - 1) * 4096 : page * 4096] = b"\xa5" * 4096
+    db_path.write_bytes(bytes(data))
+
+
+def _truncate(db_path: Path) -> None:
+    data = db_path.read_bytes()
+    db_path.write_bytes(data[: len(data) // 2])
+
+
+@pytest.mark.parametrize("damage", [_bad_page, _truncate], ids=["bad-page", "truncated"])
+def test_a_damaged_previous_index_means_a_full_build(docs: Path, old_db: Path, tmp_path: Path,
+                                                     damage: Callable[[Path], None]) -> None:
+    # One bad page failed the build instead of falling back to a full one.
+    damage(old_db)
+    before = _sha(old_db)
+    said, reused = _warnings_of(docs, tmp_path / "inc.db", old_db)
+    assert len(said) == 1 and said[0].endswith("; not reusing it, building everything"), said
+    assert reused == 0
+    build_index([docs], tmp_path / "full.db")
+    assert _sha(tmp_path / "inc.db") == _sha(tmp_path / "full.db")
+    assert _sha(old_db) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs", "full.db", "inc.db", "old.db"]

@@ -13,7 +13,8 @@ from mdfts.artifact import APPLICATION_ID, KIND_COLUMNS, SCHEMA_VERSION, TOKENIZ
 from conftest import QUERIES_DIR, REPO, connect_ro
 
 TABLES = {
-    "documents": ["id", "path", "title", "front_matter", "sha256", "bytes", "lines", "sections", "last_commit"],
+    "documents": ["id", "path", "title", "front_matter", "sha256", "bytes", "lines", "sections", "last_commit",
+                  "rows_sha256"],
     "sections": [
         "id", "document_id", "path", "title", "ordinal", "level", "heading", "trail", "anchor",
         "start_line", "end_line", "parent_id", "prev_id", "next_id", "body", "chars",
@@ -83,7 +84,7 @@ def test_pragmas(fixture_conn: sqlite3.Connection, fixture_db: Path) -> None:
 def test_meta_keys(fixture_conn: sqlite3.Connection) -> None:
     meta = dict(fixture_conn.execute("select key, value from mdfts_meta"))
     required = {"schema_version", "mdfts_version", "source", "content_digest", "documents", "sections",
-                "tokens", "tokenizer", "files", "skipped", "sqlite_version"}
+                "tokens", "tokenizer", "files", "skipped", "sqlite_version", "build_fingerprint"}
     assert required <= set(meta)
     assert set(meta) - required <= {"built_at", "git_commit", "git_ref", "artifact_version"}
     counts = {t: str(fixture_conn.execute(f"select count(*) from {t}").fetchone()[0])
