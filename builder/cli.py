@@ -408,7 +408,7 @@ def context(db: Path, question: str, budget: int, k: int, fmt: str, as_json: boo
     from mdfts import lookup as lib
 
     ctx = lib.context(db, question, max_tokens=budget, format="json" if as_json else fmt, limit=k)  # type: ignore[arg-type]
-    click.echo(ctx.text, nl=False)
+    click.echo(ctx.text if as_json else output.inert(ctx.text), nl=False)
     if not ctx.blocks and not ctx.omitted:
         what = "no usable search term" if not lib.has_terms(question) else "no section matches"
         click.echo(f"{what}: {question!r}", err=True)

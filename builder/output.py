@@ -3,13 +3,38 @@ annotations. The CLI picks one and prints what it returns; nothing here prints."
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mdfts.check import Finding
     from mdfts.diff import Diff, DocumentChange, SectionChange, TokenChange
+
+
+# Terminal control from document content: ESC sequences (CSI `ESC [`, OSC `ESC ]` up to BEL or
+# ST, which includes OSC 52, writing the clipboard; DCS, SOS, PM, APC up to ST; other two-character
+# escapes), their 8-bit C1 forms, then any other C0/C1 control, DEL and a lone CR (which redraws
+# the line). Newlines and tabs stay.
+_CONTROL = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"                # CSI
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])"          # OSC, DCS, SOS, PM, APC ...
+    r"[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"             # ... up to BEL or ST (or the end)
+    r"|\x1b[ -/]*[0-~]?"                                # other escapes (ESC c, ESC ( B, ...)
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"                  # any other control but \n and \t
+)
+
+
+def inert(text: str) -> str:
+    """`text` with no terminal control left: what every text renderer applies to document content
+    (headings, bodies, snippets, paths, messages), so a doc cannot move the cursor, retitle the
+    window, hide lines or set the clipboard of whoever reads the output. JSON needs none of it:
+    json.dumps escapes C0 controls."""
+    if text.isprintable():
+        return text
+    return _CONTROL.sub("", text.replace("\r\n", "\n"))
 
 
 def to_json(data: Any) -> str:
@@ -44,7 +69,7 @@ def table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = Non
     cols = list(columns or rows[0].keys())
 
     def cell(v: Any) -> str:
-        s = "" if v is None else str(v)
+        s = "" if v is None else inert(str(v))
         s = " ".join(s.split())
         return s if len(s) <= width else s[: width - 1] + "…"
 
@@ -76,7 +101,7 @@ def hits_text(hits: Sequence[Any], explain: bool = False) -> str:
             lines.append("    " + " ".join(h.snippet.split()))
         if explain and h.explain:
             lines.extend(explain_text(h.explain))
-    return "\n".join(lines)
+    return inert("\n".join(lines))
 
 
 def explain_text(why: dict[str, Any]) -> list[str]:
@@ -95,7 +120,7 @@ def section_text(hit: Any) -> str:
     """One section: a visible header line with its references, then its markdown."""
     rel = f" ({hit.relation})" if hit.relation else ""
     url = f"  {hit.url}" if hit.url else ""
-    return f"[{hit.id}] {hit.ref}  {hit.lines}{rel}{url}\n{hit.body.rstrip()}\n"
+    return inert(f"[{hit.id}] {hit.ref}  {hit.lines}{rel}{url}\n{hit.body.rstrip()}\n")
 
 
 def outline_text(outline: Any) -> str:
@@ -104,7 +129,7 @@ def outline_text(outline: Any) -> str:
     for e in outline.entries:
         indent = "  " * max(e.level - 1, 0)
         lines.append(f"{indent}{e.ref}  lines {e.start_line}-{e.end_line}  ~{e.tokens} tokens")
-    return "\n".join(lines)
+    return inert("\n".join(lines))
 
 
 def documents_text(docs: Sequence[Any]) -> str:
@@ -159,7 +184,7 @@ def eval_text(result: Mapping[str, Any]) -> str:
 
 def findings_text(findings: Sequence[Finding]) -> str:
     """One line a finding: `path:line: severity: message [rule]`, as compilers print them."""
-    return "".join(f"{f.path}:{f.line}: {f.severity}: {f.message} [{f.rule}]\n" for f in findings)
+    return inert("".join(f"{f.path}:{f.line}: {f.severity}: {f.message} [{f.rule}]\n" for f in findings))
 
 
 _GITHUB_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
@@ -176,8 +201,8 @@ def _escape_property(s: str) -> str:
 def findings_github(findings: Sequence[Finding]) -> str:
     """GitHub Actions workflow commands: each finding becomes an annotation on its line."""
     return "".join(
-        f"::{_GITHUB_LEVEL[f.severity]} file={_escape_property(f.path)},line={f.line},"
-        f"title={_escape_property('mdfts ' + f.rule)}::{_escape_data(f.message)}\n"
+        f"::{_GITHUB_LEVEL[f.severity]} file={_escape_property(inert(f.path))},line={f.line},"
+        f"title={_escape_property('mdfts ' + f.rule)}::{_escape_data(inert(f.message))}\n"
         for f in findings
     )
 
@@ -264,14 +289,30 @@ def diff_text(diff: Diff) -> str:
         out += ["", "exact tokens"]
         out += [f"  {_SIGN[t['status']]} {(t['token'] + ' (' + t['kind'] + ')').ljust(width)}  {_places(t)}"
                 f"  ({_elsewhere(t)})" for t in diff["tokens"]]
-    return "\n".join(out) + "\n"
+    return inert("\n".join(out) + "\n")
 
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~<>-])")
+_MENTION = re.compile(r"@(?=[\w-])")  # @user, @org/team: a zero-width space after @ stops the ping
+_AUTOLINK = re.compile(r"(?i)(://|www\.)")
+
+
+def _md_text(text: str) -> str:
+    """Document text (a heading) as inert markdown in a pull-request comment: HTML escaped, every
+    markdown punctuation backslash-escaped (no link, image, emphasis or table cell can form),
+    no @-mention and no bare URL GitHub would autolink."""
+    out = html.escape(inert(text).replace("\n", " "), quote=False)
+    out = _MD_SPECIAL.sub(r"\\\1", out)
+    out = _MENTION.sub("@\u200b", out)
+    return _AUTOLINK.sub(lambda m: m.group(1)[:-1] + "\u200b" + m.group(1)[-1], out)
+
+
 def _code(text: str) -> str:
+    text = inert(text)
     fence = "``" if "`" in text else "`"
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return _cell(f"{fence}{pad}{text}{pad}{fence}")
@@ -303,7 +344,7 @@ def diff_markdown(diff: Diff) -> str:
         out += [f"<details><summary>Sections of changed documents ({len(sections)})</summary>", ""]
         out += ["| | Section | Heading | Lines |", "|---|---|---|---|"]
         out += _capped([f"| {_MD_STATUS[s['status']]} | {_code(_ref(s['path'], s['anchor']))} | "
-                        f"{_cell(s['heading']) or '(lead text)'} | {_section_lines(s).removeprefix('lines ')} |"
+                        f"{_md_text(s['heading']) or '(lead text)'} | {_section_lines(s).removeprefix('lines ')} |"
                         for s in sections], len(sections), "sections")
         out += ["", "</details>", ""]
     if diff["tokens"]:
@@ -311,4 +352,4 @@ def diff_markdown(diff: Diff) -> str:
         out += _capped([f"| {_MD_STATUS[t['status']]} | {_code(t['token'])} | {t['kind']} | {_places(t, '`{}`')} | "
                         f"{_elsewhere(t)} |" for t in diff["tokens"]], len(diff["tokens"]), "exact tokens")
         out.append("")
-    return "\n".join(out)
+    return inert("\n".join(out))

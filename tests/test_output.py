@@ -1,0 +1,103 @@
+"""Text output is inert: document content cannot drive a terminal or a pull-request comment (#16)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mdfts.build import build_index
+from mdfts.cli import cli
+from mdfts.output import inert
+
+OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x07"  # sets the clipboard to `rm -rf ~`
+HOSTILE = (
+    f"# Evil {OSC52}title \x1b[2J\x1b[31mred\x1b[0m\n\n"
+    f"Roll back PAYMENTS_DB_URL now.\x1b]0;window title\x1b\\ \x9b31m8-bit\rover\x07\n\n"
+    "## Twice \x1b[8mhidden\n\n## Twice \x1b[8mhidden\n\nSee [x](#no-such\x1b[5m-anchor).\n"
+)
+CONTROLS = ("\x1b", "\x07", "\x9b", "\r", "\x9d")
+
+
+@pytest.fixture
+def hostile_db(tmp_path: Path) -> tuple[Path, Path]:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "evil.md").write_text(HOSTILE, encoding="utf-8")
+    out = tmp_path / "evil.db"
+    build_index([docs], out)
+    return docs, out
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", "{db}", "payments"],
+        ["search", "{db}", "payments", "--explain"],
+        ["show", "{db}", "1"],
+        ["show", "{db}", "evil.md"],
+        ["token", "{db}", "PAYMENTS_DB_URL"],
+        ["context", "{db}", "payments", "--format", "markdown"],
+        ["context", "{db}", "payments"],
+        ["check", "{docs}"],
+        ["check", "{docs}", "--format", "github"],
+    ],
+    ids=["search", "search-explain", "show", "outline", "token", "context-markdown", "context-xml",
+         "check", "check-github"],
+)
+def test_text_output_carries_no_control_sequence(hostile_db: tuple[Path, Path], args: list[str]) -> None:
+    # ESC sequences from docs reached the terminal raw, OSC 52 (clipboard) included.
+    docs, db = hostile_db
+    result = CliRunner().invoke(cli, [a.format(db=db, docs=docs) for a in args])
+    assert result.stdout, result.output
+    assert not [c for c in CONTROLS if c in result.stdout], repr(result.stdout)
+    assert any(word in result.stdout for word in ("Evil", "Twice", "PAYMENTS"))
+
+
+def test_json_output_keeps_content_escaped(hostile_db: tuple[Path, Path]) -> None:
+    _, db = hostile_db
+    out = CliRunner().invoke(cli, ["search", str(db), "payments", "--json"]).stdout
+    assert "\\u001b]52" in out and "\x1b" not in out  # JSON escapes C0 controls itself
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("plain text\n\twith a tab", "plain text\n\twith a tab"),
+        (f"a{OSC52}b", "ab"),
+        ("a\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\b", "alinkb"),
+        ("\x1b[1;31mbold red\x1b[0m", "bold red"),
+        ("\x1bPdcs payload\x1b\\after", "after"),
+        ("\x9b2J\x9d0;t\x9cok", "ok"),
+        ("line\roverwritten\r\nnext", "lineoverwritten\nnext"),
+        ("bell\x07 del\x7f nul\x00 esc-c\x1bc", "bell del nul esc-c"),
+        ("unterminated \x1b]52;c;AAAA", "unterminated "),
+        ("é ✓ 中文", "é ✓ 中文"),
+    ],
+    ids=["plain", "osc52", "osc8-hyperlink", "sgr", "dcs", "c1", "cr", "c0", "unterminated", "unicode"],
+)
+def test_inert(text: str, expected: str) -> None:
+    assert inert(text) == expected
+
+
+def test_diff_markdown_escapes_html_links_and_mentions(tmp_path: Path) -> None:
+    # Headings turned into live HTML, links and mentions in a pull-request comment.
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nbody\n")
+    old = tmp_path / "old.db"
+    build_index([docs], old)
+    (docs / "a.md").write_text(
+        "# A\n\nbody\n\n## \\<img src=x onerror=alert(1)\\>\n\n## \\[Approve\\]\\(https://evil\\)\n\n"
+        "## ping @user and @org/team\n\n## \\</details\\> **bold** https://evil.example\n")
+    new = tmp_path / "new.db"
+    build_index([docs], new)
+    md = CliRunner().invoke(cli, ["diff", str(old), str(new), "--format", "markdown"]).stdout
+    assert "<img" not in md and "&lt;img" in md
+    assert md.count("</details>") == 1  # the comment's own
+    headings = "\n".join(line.split(" | ")[2] for line in md.splitlines() if line.startswith("| added | `a.md#"))
+    assert "[Approve](" not in headings and "\\[Approve\\]\\(" in headings
+    assert "@user" not in headings and "@org" not in headings and "@\u200buser" in headings
+    assert "://" not in headings  # GitHub autolinks bare URLs
+    assert all(line.count("`") in (0, 2, 4, 6) for line in md.splitlines())  # tokens stay in code spans
