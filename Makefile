@@ -71,8 +71,8 @@ bench: setup  ## speed, size and memory, side by side (writes docs/benchmarks.md
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench speed $(BENCH_ARGS)
 
-stress: setup  ## build memory at 1x/8x, pathological markdown and huge queries (docs/bad-input.md)
-	$(BIN)/python -m bench stress $(or $(STRESS_ARGS),sample/docs)
+stress: setup  ## build memory, pathological markdown, huge queries; the #16 hostile corpus (docs/bad-input.md)
+	$(BIN)/python -m bench stress $(or $(STRESS_ARGS),sample/docs $(foreach c,$(wildcard $(SHARED)/corpora/*/),--with-corpus $(c)))
 
 clean:
 	rm -rf dist build *.egg-info .pytest_cache .hypothesis
