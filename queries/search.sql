@@ -8,9 +8,9 @@
 --          matched); best first, ties by id. No rows when the text has no usable term.
 -- How: the text is split on spaces (json_each); each term becomes a quoted FTS5 phrase, so no
 -- input can raise, and sections_fts (porter-stemmed) matches its word forms. Stop words are
--- dropped. Candidates are the bm25 top 40 over the cheapest phrases (rows they can match,
--- within a budget, so common words cost little on a large index) plus the 20 strongest
--- exact-token sections. Each candidate is then looked up once per key term in sections_fts,
+-- dropped. Candidates are the bm25 top 25 over the cheapest phrases (rows they can match,
+-- within a budget, so common words cost little on a large index), the top 15 holding every
+-- key term, and the 10 strongest exact-token sections. Each candidate is then looked up once per key term in sections_fts,
 -- so every signal below counts terms by the same stemmer, and scored on the signals in
 -- `signal`. The snippet is cut from the section's first 20,000 characters around the first
 -- key word found there: its cost is bounded whatever the section holds.
@@ -112,9 +112,9 @@ fts(id, bm) as materialized (
   from sections_fts
   where sections_fts match (select expr from m)
   order by 2
-  limit 40
+  limit 25
 ),
--- The bm25 top 20 of the sections that hold every key term (coordination at retrieval: the one
+-- The bm25 top 15 of the sections that hold every key term (coordination at retrieval: the one
 -- section naming a rare service and all the other words is not lost among thousands that
 -- hold the common words).
 fts_all(id, bm) as materialized (
@@ -122,7 +122,7 @@ fts_all(id, bm) as materialized (
   from sections_fts
   where sections_fts match (select all_ from m)
   order by 2
-  limit 20
+  limit 15
 ),
 -- Sections that hold a query term as an exact token, per term; a case-exact match counts
 -- double, and a section that defines the token (in a heading, the first column of a table, or
@@ -134,8 +134,8 @@ exact_t(id, pos, ev) as materialized (
   join tokens as tk on tk.norm = key.n
   group by tk.section_id, key.pos
 ),
--- Candidates: the bm25 top 40 and the 20 strongest exact-token sections, bm25 normalised to
--- the best (1.0).
+-- Candidates: the bm25 top 25, the top 15 holding every key term and the 10 strongest
+-- exact-token sections, bm25 normalised to the best (1.0).
 cand(id, document_id, bm_n) as materialized (
   select id, (select document_id from sections where sections.id = u.id),
     coalesce(min(bm) / nullif(min(min(bm)) over (), 0), 0)
@@ -144,7 +144,7 @@ cand(id, document_id, bm_n) as materialized (
     union all
     select id, bm from fts_all
     union all
-    select id, null from (select id from exact_t group by id order by sum(ev) desc, id limit 20)) as u
+    select id, null from (select id from exact_t group by id order by sum(ev) desc, id limit 10)) as u
   group by id
 ),
 -- One lookup per candidate and key term (FTS5 seeks the row): where the term's stem occurs,
@@ -229,10 +229,11 @@ feature(id, bm, cover, exact, hprec, file, nexact, nident) as materialized (
 ),
 signal(id, bm, cover, exact, hprec, file, phrase, role, empty, nexact, nident) as materialized (
   select f.id, f.bm, f.cover, f.exact, f.hprec, min(f.file, 1.0),
-    coalesce((select 1 from sections_fts
-              where (select count(*) from raw) >= 2
-                and sections_fts match '"' || replace((select s from q), '"', '""') || '"'
-                and rowid = f.id), 0),
+    -- (phrase: a substring test over the section's first 20,000 characters, case folded; a
+    -- phrase lookup in FTS5 would walk the doclists of the query's stop words)
+    coalesce((select (select count(*) from raw) >= 2
+                     and instr(lower(substr(s.text, 1, 20000)), lower(trim((select s from q)))) > 0
+              from sections as s where s.id = f.id), 0),
     coalesce((select 1 from sections_fts
               where sections_fts match coalesce((
                   select 'head : (' || group_concat('"' || r.word || '"', ' OR ') || ')'

@@ -44,8 +44,7 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
                 "# kilnctl fire\n\nStart a firing.\n\n## Options\n\n`--cone` the target cone, as the "
                 "chart on the kiln door gives it; `--hold` the minutes to stay at peak temperature "
                 "before the controller starts to cool down, zero by default; `--ramp` degrees an hour "
-                "on the way up; `--delay` minutes to wait before the elements switch on, so a load "
-                "can dry; `--note` free text stored with the log of the run.\n"),
+                "on the way up; `--delay` minutes to wait before the elements switch on.\n"),
         },
         "kilnctl fire options",
         ("cli/kilnctl-fire.md", "Options"),
