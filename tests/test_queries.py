@@ -164,6 +164,7 @@ def test_any_text_never_raises(fixture_queries: tuple[sqlite3.Connection, list[S
     _run_all(*fixture_queries, text)
 
 
+@pytest.mark.slow  # dozens of examples, each opening the index: seconds
 @settings(max_examples=40, deadline=None)
 @given(limit=st.one_of(st.none(), st.integers(-5, 10**6)), id_=st.one_of(st.none(), st.integers(-2**63, 2**63 - 1)))
 def test_any_number_never_raises(fixture_db: Path, limit: int | None, id_: int | None) -> None:
@@ -185,6 +186,7 @@ def test_no_usable_term_no_rows(fixture_db: Path, text: str) -> None:
     assert result.stderr.startswith("no usable search term: ")
 
 
+@pytest.mark.slow  # dozens of examples, each opening the index: seconds
 @settings(max_examples=60, deadline=None)
 @given(text=st.text(st.sampled_from(" \t!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"), max_size=40))
 def test_punctuation_only_finds_nothing(fixture_db: Path, text: str) -> None:
