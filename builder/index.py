@@ -21,7 +21,7 @@ from mdfts.queries import pick_query, run_query
 
 if TYPE_CHECKING:
     from mdfts.prompt import Context, Format
-    from mdfts.records import DocumentEntry, Hit, Outline, OutlineEntry
+    from mdfts.records import DocumentEntry, Hit, Outline, OutlineEntry, SectionPage
 
 
 def connect(path: Path | str, check: bool = True) -> sqlite3.Connection:
@@ -56,12 +56,32 @@ class Index:
     """
 
     def __init__(self, path: Path | str) -> None:
-        self.path = Path(path)
-        self.conn = connect(self.path)
+        self._open(Path(path), connect(path), owns=True)
+
+    @classmethod
+    def from_connection(cls, conn: sqlite3.Connection, path: Path | str | None = None) -> Index:
+        """An Index over a connection someone else opened and closes (Datasette's, inside
+        `db.execute_fn`): checked like open_index(), but close() leaves the connection open.
+
+        :param path: the index file, for `name` and messages; default: the connection's main
+            database file.
+        """
+        if path is None:
+            path = next((row[2] for row in conn.execute("pragma database_list") if row[1] == "main"), "")
+        ix = cls.__new__(cls)
+        label = Path(path or ":memory:")
+        check_index(conn, label)
+        ix._open(label, conn, owns=False)
+        return ix
+
+    def _open(self, path: Path, conn: sqlite3.Connection, owns: bool) -> None:
+        self.path = path
+        self.conn = conn
+        self._owns = owns
         try:
             self.meta: dict[str, str] = read_meta(self.conn)
         except sqlite3.DatabaseError as err:
-            self.conn.close()
+            self.close()
             raise IndexVersionError(f"{self.path}: not an mdfts index ({err})") from None
         self._queries: dict[str, StoredQuery] | None = None
 
@@ -73,7 +93,9 @@ class Index:
         self.close()
 
     def close(self) -> None:
-        self.conn.close()
+        """Close the connection, unless it came from from_connection() (its owner closes it)."""
+        if self._owns:
+            self.conn.close()
 
     def __repr__(self) -> str:
         return f"<Index {str(self.path)!r}>"
@@ -142,6 +164,13 @@ class Index:
         from mdfts import lookup
 
         return lookup.neighbor_hits(self, ref)
+
+    def section_page(self, section_id: int, max_children: int = 200) -> SectionPage | None:
+        """A section with its ancestors, parent, previous, next and first children (headings
+        only) and its exact tokens: what a page showing one section links to."""
+        from mdfts import lookup
+
+        return lookup.section_page(self, section_id, max_children)
 
     def token(self, tok: str, kind: str | None = None, limit: int = 20) -> list[Hit]:
         """Sections holding an exact token, case-exact ones first; `kind` keeps one token kind."""

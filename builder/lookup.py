@@ -13,7 +13,17 @@ from typing import TYPE_CHECKING, Any
 
 from mdfts.artifact import source_link
 from mdfts.index import Index, open_index
-from mdfts.records import DocumentEntry, Hit, Outline, OutlineEntry, hit_from_row, make_ref
+from mdfts.records import (
+    DocumentEntry,
+    Hit,
+    Outline,
+    OutlineEntry,
+    SectionLink,
+    SectionPage,
+    TokenEntry,
+    hit_from_row,
+    make_ref,
+)
 from mdfts.refs import Ref, RefError, anchor_miss, parse_ref, path_miss, pick_anchor, pick_line
 
 # mdfts.prompt (and the xml and urllib modules it pulls in, ~15-40 ms) only for context():
@@ -180,6 +190,48 @@ def outline_entries(path: str, rows: list[dict[str, Any]]) -> tuple[OutlineEntry
         id=r["id"], ref=make_ref(path, r["anchor"]), path=path, level=r["level"], heading=r["heading"],
         anchor=r["anchor"], start_line=r["start_line"], end_line=r["end_line"], chars=r["chars"],
         tokens=(r["chars"] + 3) // 4) for r in rows)
+
+
+# A section page's links, headings only, each read bounded: the shipped `neighbors` query
+# returns every child's body (50,000 children under one h1 made a 2.5 MB page in 2.7 s).
+_UP_SQL = "select id, heading, parent_id from sections where id = ?"
+_AROUND_SQL = "select id, heading from sections where id in (?, ?, ?)"
+_CHILDREN_SQL = ("select id, heading from sections where document_id = "
+                 "(select document_id from sections where id = :id) and parent_id = :id "
+                 "order by ordinal limit :limit")
+_TOKENS_SQL = ("select token, kind from tokens where section_id = ? "
+               "group by token, kind order by kind, token limit ?")
+MAX_DEPTH = 8  # ancestors: headings nest six deep; the lead text and a margin
+MAX_CHILDREN = 200  # children listed; the outline query has them all
+MAX_TOKENS = 500
+
+
+def section_page(ix: Index, section_id: int, max_children: int = MAX_CHILDREN) -> SectionPage | None:
+    """A section (the stored `section` query, as a Hit with its url) with its ancestors, parent,
+    previous, next and first `max_children` children as links, and its exact tokens; None when
+    no section has that id. Every read is bounded, whatever the document holds."""
+    rows = ix.run("section", id=section_id)
+    if not rows:
+        return None
+    row = rows[0]
+    ancestors: list[SectionLink] = []
+    up = row["parent_id"]
+    while up is not None and len(ancestors) < MAX_DEPTH:
+        found = ix.conn.execute(_UP_SQL, (up,)).fetchone()
+        if found is None:
+            break
+        ancestors.insert(0, SectionLink(found[0], found[1]))
+        up = found[2]
+    around = {r[0]: SectionLink(r[0], r[1]) for r in ix.conn.execute(
+        _AROUND_SQL, (row["parent_id"], row["prev_id"], row["next_id"]))}
+    children = [SectionLink(r[0], r[1]) for r in ix.conn.execute(
+        _CHILDREN_SQL, {"id": section_id, "limit": max_children + 1})]
+    tokens = tuple(TokenEntry(r[0], r[1]) for r in ix.conn.execute(_TOKENS_SQL, (section_id, MAX_TOKENS)))
+    return SectionPage(
+        section=hit_from_row(row, _url(ix, row)), chars=row["chars"], ancestors=tuple(ancestors),
+        parent=around.get(row["parent_id"]), previous=around.get(row["prev_id"]),
+        next=around.get(row["next_id"]), children=tuple(children[:max_children]),
+        more_children=len(children) > max_children, tokens=tokens)
 
 
 def show_ref(ix: Index, ref: str) -> Hit | Outline:

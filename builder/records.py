@@ -125,6 +125,38 @@ class Outline:
         return {"path": self.path, "title": self.title, "headings": [e.to_dict() for e in self.entries]}
 
 
+@dataclass(frozen=True, slots=True)
+class SectionLink:
+    """Another section, as a section page links to it: its id and heading (no body)."""
+
+    id: int
+    heading: str
+
+
+@dataclass(frozen=True, slots=True)
+class TokenEntry:
+    """An exact token a section holds, and its kind."""
+
+    token: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class SectionPage:
+    """A section with what a reader walks the document by: its ancestors (outermost first),
+    parent, previous, next and first children, headings only, and its exact tokens."""
+
+    section: Hit
+    chars: int
+    ancestors: tuple[SectionLink, ...]
+    parent: SectionLink | None
+    previous: SectionLink | None
+    next: SectionLink | None
+    children: tuple[SectionLink, ...]
+    more_children: bool      # the section has more children than were listed
+    tokens: tuple[TokenEntry, ...]
+
+
 def make_ref(path: str, anchor: str) -> str:
     return f"{path}#{anchor}"
 

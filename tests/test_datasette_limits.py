@@ -102,6 +102,41 @@ def test_markdown_is_rendered_off_the_event_loop(hostile_db: Path, monkeypatch: 
     assert len(threads) >= 3 and loop_thread not in threads
 
 
+def test_a_section_page_is_read_by_the_read_layer_in_datasettes_sql_thread(
+        hostile_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The page's reads go through mdfts.lookup on Datasette's own connection (no second one),
+    # off the event loop, and within Datasette's SQL time limit.
+    from datasette.app import Datasette
+
+    import mdfts.lookup as lookup
+
+    calls: list[tuple[int, Any]] = []
+    real = lookup.section_page
+
+    def spy(ix: Any, section_id: int, max_children: int = 200) -> Any:
+        calls.append((threading.get_ident(), ix))
+        if section_id == 2:  # a read that would run for many seconds unbounded
+            ix.conn.execute("with recursive n(i) as (select 1 union all select i + 1 from n "
+                            "where i < 200000000) select count(*) from n").fetchone()
+        return real(ix, section_id, max_children)
+
+    monkeypatch.setattr(lookup, "section_page", spy)
+
+    async def pages() -> tuple[int, list[int], list[bool]]:
+        ds = Datasette(immutables=[str(hostile_db)], settings={"sql_time_limit_ms": 50})
+        await ds.invoke_startup()
+        responses = [await ds.client.get(url) for url in ("/hostile/sections/1", "/hostile/sections/2")]
+        open_after = [ix.conn.execute("select 1").fetchone()[0] == 1 for _, ix in calls]
+        assert "SQL Interrupted" in responses[1].text
+        return threading.get_ident(), [r.status_code for r in responses], open_after
+
+    loop_thread, statuses, open_after = asyncio.run(pages())
+    assert statuses == [200, 400]  # the runaway read was interrupted, as Datasette's own
+    assert [type(ix).__name__ for _, ix in calls] == ["Index", "Index"]
+    assert loop_thread not in {thread for thread, _ in calls}
+    assert open_after == [True, True]  # Datasette's connections stay open for its next request
+
+
 def test_table_pages_suggest_no_facets(datasette_client: Any, hostile_db: Path) -> None:
     # Today every table page also runs a query per column to suggest facets.
     ds = datasette_client(hostile_db)

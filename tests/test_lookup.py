@@ -4,6 +4,7 @@ outlines, token kinds, stored queries, numbers as numbers, and source URLs."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -156,3 +157,48 @@ def test_build_json_summary(tmp_path: Path) -> None:
     with mdfts.open_index(tmp_path / "x.db") as ix:
         assert (summary["documents"], summary["sections"]) == (int(ix.meta["documents"]), int(ix.meta["sections"]))
     assert isinstance(summary["bytes"], int) and summary["skipped"] == []
+
+
+def test_an_index_wraps_a_connection_it_does_not_own(fixture_db: Path, ix: mdfts.Index) -> None:
+    # Datasette hands the plugin its own connection (db.execute_fn): the read layer runs on it
+    # and leaves it open for the next request.
+    conn = sqlite3.connect(fixture_db.resolve().as_uri() + "?mode=ro&immutable=1", uri=True)
+    try:
+        with mdfts.Index.from_connection(conn) as wrapped:
+            assert wrapped.conn is conn and wrapped.name == fixture_db.stem
+            assert wrapped.meta == ix.meta
+            assert [h.id for h in wrapped.search("payments rollback", limit=3)] == [
+                h.id for h in ix.search("payments rollback", limit=3)]
+        assert conn.execute("select count(*) from sections").fetchone()[0] > 0  # still open
+        assert mdfts.Index.from_connection(conn, "elsewhere/named.db").name == "named"
+    finally:
+        conn.close()
+
+
+def test_a_connection_to_another_database_is_refused(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / "plain.db")
+    try:
+        with pytest.raises(mdfts.IndexVersionError, match="plain.db: not an mdfts index"):
+            mdfts.Index.from_connection(conn)
+        conn.execute("select 1")  # a refused connection is not closed either
+    finally:
+        conn.close()
+
+
+def test_a_section_page_links_the_document_headings_only(ix: mdfts.Index) -> None:
+    hit = ix.show(REF)
+    assert isinstance(hit, mdfts.Hit)
+    page = ix.section_page(hit.id)
+    assert page is not None and page.section == hit and page.chars == len(hit.body)
+    headings = {s.heading: s.id for s in ix.outline("services/payments.md")}  # type: ignore[union-attr]
+    assert [a.heading for a in page.ancestors] == ["payments"] and page.parent == page.ancestors[0]
+    assert page.previous is not None and page.previous.heading == "Required ENV vars"
+    assert page.next is not None and (page.next.heading, page.next.id) == ("Known issues", headings["Known issues"])
+    assert page.children == () and not page.more_children
+    assert ("PAYMENTS_DB_URL", "env_var") in {(t.token, t.kind) for t in page.tokens}
+
+    top = ix.section_page(headings["payments"], max_children=2)
+    assert top is not None and top.ancestors == () and top.parent is None and top.previous is None
+    assert [c.heading for c in top.children] == ["Required ENV vars", "Rollback procedure"] and top.more_children
+    assert ix.section_page(headings["payments"]).more_children is False  # type: ignore[union-attr]
+    assert ix.section_page(10**9) is None

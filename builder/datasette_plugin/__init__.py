@@ -20,32 +20,21 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from datasette import hookimpl
+from datasette.utils import sqlite_timelimit
 from datasette.utils.asgi import Response
+from datasette.views.base import DatasetteError
 from markupsafe import Markup, escape
 
 from mdfts.artifact import is_index, source_link
 from mdfts.browse import IndexFacts, database_metadata, read_facts, stored_queries, value_limit
+from mdfts.errors import IndexVersionError
+from mdfts.index import Index
+from mdfts.records import Hit, SectionPage
 from mdfts.render import PAGE_CHARS, PREVIEW_CHARS, render_section, snippet_html
 
 # Datasette instance → {database name: facts}; filled by startup(), read by the other hooks.
 _INDEXES: WeakKeyDictionary[Any, dict[str, IndexFacts]] = WeakKeyDictionary()
 _METADATA: WeakKeyDictionary[Any, dict[str, Any]] = WeakKeyDictionary()
-
-# The section page's own reads; static SQL with bound values, each bounded: the section, its
-# ancestors, its neighbours and first children (headings only: the shipped `neighbors` query
-# returns every child's body, 50,000 of them under one h1 made a 2.5 MB page), its tokens.
-_SECTION_SQL = ("select id, document_id, path, heading, trail, level, anchor, start_line, end_line, "
-                "parent_id, prev_id, next_id, chars, body from sections where id = :id")
-_PARENT_SQL = "select id, heading, parent_id from sections where id = :id"
-_AROUND_SQL = ("select id, heading, start_line from sections "
-               "where id in (:parent, :previous, :next)")
-_CHILDREN_SQL = ("select id, heading, start_line from sections where document_id = :document "
-                 "and parent_id = :id order by ordinal limit :limit")
-_TOKENS_SQL = ("select token, kind from tokens where section_id = :id "
-               "group by token, kind order by kind, token limit 500")
-MAX_DEPTH = 8  # headings nest six deep; the lead text and a margin
-MAX_CHILDREN = 200  # listed on a section page; the outline query has them all
-
 
 def _facts(datasette: Any, database: str | None) -> IndexFacts | None:
     return _INDEXES.get(datasette, {}).get(database or "")
@@ -193,9 +182,11 @@ def _source(facts: IndexFacts, fields: dict[str, Any], text: str | None = None) 
     url = source_link(facts.meta, fields)
     if url is None:
         return None
-    lines = f"lines {fields['start_line']}–{fields['end_line']}"
-    return Markup('<a class="mdfts-source" href="{}" title="source, {}">{}</a>').format(
-        url, lines, text if text is not None else fields["path"])
+    return _link(url, fields["start_line"], fields["end_line"], text if text is not None else fields["path"])
+
+
+def _link(url: str, start: Any, end: Any, text: str) -> Markup:
+    return Markup('<a class="mdfts-source" href="{}" title="source, lines {}–{}">{}</a>').format(url, start, end, text)
 
 
 @hookimpl
@@ -238,41 +229,57 @@ def _cells(row: Any) -> dict[str, Any]:
     return {cell["column"]: cell for cell in row}
 
 
+def _read_page(conn: sqlite3.Connection, path: str | None, section_id: int, limit_ms: int) -> SectionPage | None:
+    # In Datasette's SQL thread, on its connection: the read layer wraps it (and leaves it
+    # open), within the same time limit Datasette puts on its own queries.
+    with sqlite_timelimit(conn, limit_ms):
+        return Index.from_connection(conn, path).section_page(section_id)
+
+
 async def _section_page(datasette: Any, database: str, facts: IndexFacts, pk: str) -> dict[str, Any] | None:
-    db = datasette.get_database(database)
-    rows = (await db.execute(_SECTION_SQL, {"id": pk})).rows
-    if not rows:
+    try:
+        section_id = int(pk)
+    except ValueError:
         return None
-    me = _row_dict(rows[0])
-    ancestors: list[dict[str, Any]] = []
-    parent = me["parent_id"]
-    while parent is not None and len(ancestors) < MAX_DEPTH:
-        up = (await db.execute(_PARENT_SQL, {"id": parent})).rows
-        if not up:
-            break
-        ancestors.insert(0, {"id": up[0]["id"], "heading": up[0]["heading"]})
-        parent = up[0]["parent_id"]
-    ids = {"parent": me["parent_id"], "previous": me["prev_id"], "next": me["next_id"]}
-    found = {r["id"]: dict(r) for r in (await db.execute(_AROUND_SQL, ids)).rows}
-    children = [dict(r) for r in (await db.execute(
-        _CHILDREN_SQL, {"document": me["document_id"], "id": me["id"], "limit": MAX_CHILDREN + 1})).rows]
-    tokens = [dict(token=r["token"], kind=r["kind"]) for r in (await db.execute(_TOKENS_SQL, {"id": me["id"]})).rows]
+    db = datasette.get_database(database)
+    try:
+        page = await db.execute_fn(
+            lambda conn: _read_page(conn, db.path, section_id, datasette.setting("sql_time_limit_ms")))
+    except IndexVersionError:
+        return None  # an index of another schema: Datasette's own row page
+    except sqlite3.OperationalError as err:
+        if "interrupted" not in str(err):
+            raise
+        # As Datasette answers a query that runs past the limit: a 400, not a server error.
+        raise DatasetteError("Reading this section took longer than the SQL time limit "
+                             "(the sql_time_limit_ms setting).", title="SQL Interrupted", status=400) from None
+    if page is None:
+        return None
+    hit = page.section
     return {
-        "section": me,
-        "where": _where(facts, rows[0]),
-        "body": await _rendered(me["body"], PAGE_CHARS),
-        "trail": _trail(me["trail"]) or [me["heading"]],
-        "ancestors": ancestors,
-        "parent": found.get(ids["parent"]),
-        "previous": found.get(ids["previous"]),
-        "next": found.get(ids["next"]),
-        "children": children[:MAX_CHILDREN],
-        "more_children": len(children) > MAX_CHILDREN,
-        "tokens": tokens,
+        "section": hit,
+        "chars": page.chars,
+        "where": _source_of(hit),
+        "body": await _rendered(hit.body, PAGE_CHARS),
+        "trail": list(hit.trail) or [hit.heading],
+        "ancestors": page.ancestors,
+        "parent": page.parent,
+        "previous": page.previous,
+        "next": page.next,
+        "children": page.children,
+        "more_children": page.more_children,
+        "tokens": page.tokens,
         "has_neighbors": any(q.name == "neighbors" for q in facts.queries),
         "has_outline": any(q.name == "outline" for q in facts.queries),
         "has_token": any(q.name == "token" for q in facts.queries),
     }
+
+
+def _source_of(hit: Hit) -> Markup:
+    """A Hit's `path:start-end`, linked to its source lines when it has a url (as _where())."""
+    if hit.url is None:
+        return Markup('<span class="mdfts-where">{}</span>').format(hit.lines)
+    return _link(hit.url, hit.start_line, hit.end_line, hit.lines)
 
 
 @hookimpl
