@@ -104,8 +104,9 @@ class _StreamState(StateBlock):
       included (up to 65,536 per table): 36 KB of `|a|a|...` rows took 1.47 GB as cell tokens.
     """
 
-    def __init__(self, src: str, md: MarkdownIt, sink: Callable[[list[Token]], None]) -> None:
-        super().__init__(src, md, {}, [])
+    def __init__(self, src: str, md: MarkdownIt, sink: Callable[[list[Token]], None],
+                 env: dict[str, Any] | None = None) -> None:
+        super().__init__(src, md, {} if env is None else env, [])
         self.sink = sink
         self.row: Token | None = None  # the open tr_open token, while a table row is pushed
         self.column = 0
@@ -162,18 +163,18 @@ def _stream_parser() -> MarkdownIt:
     return md
 
 
-def stream_blocks(text: str, sink: Callable[[list[Token]], None]) -> None:
+def stream_blocks(text: str, sink: Callable[[list[Token]], None], env: dict[str, Any] | None = None) -> None:
     """Parse `text` as parse_blocks() does, handing `sink` the tokens one top-level block at a time.
 
     Memory is that of the largest block, not of the document; the cells of a table row are
-    folded into the row's token (see _StreamState).
+    folded into the row's token (see _StreamState). `env` collects reference definitions.
     """
     if not text:
         return
     md = _stream_parser()
     # markdown-it's core `normalize` rule, which the block parser alone does not run.
     src = text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
-    state = _StreamState(src, md, sink)
+    state = _StreamState(src, md, sink, env)
     md.block.tokenize(state, state.line, state.lineMax)
     if state.tokens:
         sink(state.tokens)
@@ -291,13 +292,23 @@ def parse_links(text: str) -> list[tuple[int, str]]:
     The same block parser as parse_blocks(), then each inline token's links; the line is the
     block's first line plus the line breaks before the link.
     """
-    env: dict[str, object] = {}
+    env: dict[str, Any] = {}
+    inlines: list[tuple[int, str]] = []  # (line, raw inline content); cells of a row are one token
+
+    def keep(tokens: list[Token]) -> None:
+        for tok in tokens:
+            if tok.type == "inline" and tok.map:
+                inlines.append((tok.map[0], tok.content))
+            elif tok.type == "tr_open" and tok.map:
+                inlines.extend((tok.map[0], content) for _, content in tok.meta.get("cells", ()))
+
+    # Streamed, as the build parses: a table bomb's cell tokens took over a GB (issue #16). The
+    # inline pass waits for the whole document: a reference may be defined after its link.
+    stream_blocks(text, keep, env)
     out: list[tuple[int, str]] = []
-    for tok in _block_parser().parse(text, env):
-        if tok.type != "inline" or not tok.map:
-            continue
-        line = tok.map[0]
-        for inline in _inline_parser().parseInline(tok.content, env):
+    for first_line, content in inlines:
+        line = first_line
+        for inline in _inline_parser().parseInline(content, env):
             for child in inline.children or []:
                 if child.type in ("softbreak", "hardbreak"):
                     line += 1
