@@ -97,20 +97,33 @@ key(pos, t, n, strong, ident, df, idf, expr, total) as materialized (
 -- total of rows they can match fits a budget (2,000 plus 1% of the sections), so a query over
 -- a large index never scores half of it for a word like "service"; the cheapest term always
 -- gets in. Common words still count as evidence below; they just do not pick candidates.
-m(expr, all_) as materialized (
+m(expr, all_, budget, cap) as materialized (
   select coalesce(group_concat(expr, ' OR '), '""'),
-    coalesce((select group_concat('(' || expr || ')', ' AND ') from key), '""') from (
+    -- (the AND of every key term: only when its rarest term fits the budget, so it can match
+    -- no more rows than that)
+    case when (select min(df) from key) <= max(b.budget)
+         then coalesce((select group_concat('(' || expr || ')', ' AND ') from key), '""') else '""' end,
+    max(b.budget),
+    -- (the rows bm25 may score below: the budget when even the cheapest term is over it, else
+    -- four times it, as synonyms and compounds match rows their term's df does not count)
+    case when min(k.df) > max(b.budget) then max(b.budget) else 4 * max(b.budget) end from (
     select expr, df, sum(df) over (order by df, pos rows unbounded preceding) as cum,
       row_number() over (order by df, pos) as nth
-    from key)
-  where nth = 1 or cum <= 2000 + 0.01 * (select cast(value as integer) from mdfts_meta where key = 'sections')
+    from key) as k,
+    (select 2000 + (select cast(value as integer) from mdfts_meta where key = 'sections') / 100 as budget) as b
+  where nth = 1 or cum <= b.budget
 ),
 -- Column weights (path, file_words, title, head, trail, text, then the eleven token columns):
 -- words in the heading and the file name say most about what a section is.
+-- bm25 scores at most `cap` rows (FTS5 computes bm25 lazily, a row at a time, so the inner
+-- limit caps the work): when even the cheapest term is over the budget, only the first
+-- `budget` rows it matches compete, so the cost is capped, not the index.
 fts(id, bm) as materialized (
-  select rowid, bm25(sections_fts, 1.0, 3.0, 2.0, 4.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5)
-  from sections_fts
-  where sections_fts match (select expr from m)
+  select id, bm from (
+    select rowid as id, bm25(sections_fts, 1.0, 3.0, 2.0, 4.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5) as bm
+    from sections_fts
+    where sections_fts match (select expr from m)
+    limit coalesce((select cap from m), 0))
   order by 2
   limit 25
 ),
