@@ -160,27 +160,20 @@ cand(id, document_id, bm_n) as materialized (
     select id, null from (select id from exact_t group by id order by sum(ev) desc, id limit 10)) as u
   group by id
 ),
--- One lookup per candidate and key term (FTS5 seeks the row): where the term's stem occurs,
--- as bm25 with one group of columns weighted at a time (non-zero means present): anywhere;
--- the file name; the document (path, file name, title); the heading.
--- bm25() counts every row that holds the term, so for a common term (in more than 1,000
--- sections) plain seeks answer instead: anywhere, the file name, the document, the heading.
+-- One lookup per candidate and key term (FTS5 seeks the row): where the term's stem occurs
+-- (-1 means present): anywhere (the row matches); the file name; the document (path, file
+-- name, title); the heading. highlight() marks the term's matches in a short column of that
+-- one row, so the cost does not grow with the index. (Neither bm25() - it counts every row
+-- that holds the term - nor a column filter - on a row that holds the term elsewhere FTS5
+-- reads on through the rest of the term's rows - would.)
 hit(id, pos, b) as materialized (
-  select cand.id, key.pos, case when key.df <= 1000 then (
-    select json_array(
-      bm25(sections_fts, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1),
-      bm25(sections_fts, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
-      bm25(sections_fts, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
-      bm25(sections_fts, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+  select cand.id, key.pos, (
+    select json_array(-1,
+      -(instr(highlight(sections_fts, 1, char(1), ''), char(1)) > 0),
+      -(instr(highlight(sections_fts, 0, char(1), '') || highlight(sections_fts, 1, char(1), '')
+              || highlight(sections_fts, 2, char(1), ''), char(1)) > 0),
+      -(instr(highlight(sections_fts, 3, char(1), ''), char(1)) > 0))
     from sections_fts where sections_fts match key.expr and rowid = cand.id)
-    else json_array(
-      -exists (select 1 from sections_fts where sections_fts match key.expr and rowid = cand.id),
-      -exists (select 1 from sections_fts where sections_fts match 'file_words : (' || key.expr || ')'
-               and rowid = cand.id),
-      -exists (select 1 from sections_fts where sections_fts match '{path file_words title} : (' || key.expr || ')'
-               and rowid = cand.id),
-      -exists (select 1 from sections_fts where sections_fts match 'head : (' || key.expr || ')' and rowid = cand.id))
-    end
   from cand, key
 ),
 -- Per candidate and key term: found anywhere, in the file name, in the document, in the
