@@ -139,12 +139,16 @@ fts_all(id, bm) as materialized (
 ),
 -- Sections that hold a query term as an exact token, per term; a case-exact match counts
 -- double, and a section that defines the token (in a heading, the first column of a table, or
--- the code span opening an item) half as much again as one that mentions it.
+-- the code span opening an item) half as much again as one that mentions it. Only a term's
+-- first `budget` token rows compete (a token in 30,000 sections would otherwise be weighed in
+-- all of them); the candidates' own evidence is looked up in full below.
 exact_t(id, pos, ev) as materialized (
   select tk.section_id, key.pos,
     max(key.idf * (1 + (tk.token = key.t)) * (1 + 0.5 * (tk.source in ('heading', 'definition')))) / 3.0
-  from key
-  join tokens as tk on tk.norm = key.n
+  from (select pos, t, n, idf, (select t2.section_id from tokens as t2 where t2.norm = key.n
+                                 order by t2.section_id limit 1 offset (select budget from m)) as cut
+        from key limit 8) as key
+  join tokens as tk on tk.norm = key.n and tk.section_id <= coalesce(key.cut, tk.section_id)
   group by tk.section_id, key.pos
 ),
 -- Candidates: the bm25 top 25, the top 15 holding every key term and the 10 strongest
@@ -166,14 +170,21 @@ cand(id, document_id, bm_n) as materialized (
 -- one row, so the cost does not grow with the index. (Neither bm25() - it counts every row
 -- that holds the term - nor a column filter - on a row that holds the term elsewhere FTS5
 -- reads on through the rest of the term's rows - would.)
-hit(id, pos, b) as materialized (
+-- ev: the term's exact-token evidence in the candidate (NULL when it holds no such token);
+-- in_page: a section of the candidate's document holds it as an exact token (both by primary
+-- key lookups: the cost does not grow with how many sections hold the token).
+hit(id, pos, b, ev, in_page) as materialized (
   select cand.id, key.pos, (
     select json_array(-1,
       -(instr(highlight(sections_fts, 1, char(1), ''), char(1)) > 0),
       -(instr(highlight(sections_fts, 0, char(1), '') || highlight(sections_fts, 1, char(1), '')
               || highlight(sections_fts, 2, char(1), ''), char(1)) > 0),
       -(instr(highlight(sections_fts, 3, char(1), ''), char(1)) > 0))
-    from sections_fts where sections_fts match key.expr and rowid = cand.id)
+    from sections_fts where sections_fts match key.expr and rowid = cand.id),
+    (select max(key.idf * (1 + (tk.token = key.t)) * (1 + 0.5 * (tk.source in ('heading', 'definition')))) / 3.0
+     from tokens as tk where tk.norm = key.n and tk.section_id = cand.id),
+    exists (select 1 from sections as o cross join tokens as tk on tk.norm = key.n and tk.section_id = o.id
+            where o.document_id = cand.document_id)
   from cand, key
 ),
 -- Per candidate and key term: found anywhere, in the file name, in the document, in the
@@ -185,17 +196,14 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
   select hit.id, hit.pos, key.t, key.ident, key.idf, key.total, cand.bm_n,
     -- an identifier the index holds counts only as written (PAYMENTS_DB_URL is not found in
     -- PAYMENTS_DB_URL_RO, though FTS5 finds its words there in a row)
-    case when key.strong then exists (select 1 from exact_t where exact_t.id = hit.id and exact_t.pos = hit.pos)
+    case when key.strong then hit.ev is not null
          else coalesce(json_extract(hit.b, '$[0]') < 0, 0) end, coalesce(json_extract(hit.b, '$[1]') < 0, 0),
     coalesce(json_extract(hit.b, '$[2]') < 0, 0), coalesce(json_extract(hit.b, '$[3]') < 0, 0),
     case when coalesce(json_extract(hit.b, '$[2]') < 0, 0) then 0
-         else coalesce((select ev from exact_t where exact_t.id = hit.id and exact_t.pos = hit.pos), 0) end,
-    pg.document_id is not null,
-    exists (select 1 from exact_t where exact_t.id = hit.id and exact_t.pos = hit.pos)
+         else coalesce(hit.ev, 0) end,
+    hit.in_page,
+    hit.ev is not null
   from hit join key on key.pos = hit.pos join cand on cand.id = hit.id
-  left join (select distinct o.document_id, e.pos from exact_t as e join sections as o on o.id = e.id
-             where o.document_id in (select document_id from cand)) as pg
-    on pg.document_id = cand.document_id and pg.pos = hit.pos
 ),
 -- The signals, each between 0 and 1 (shares of the query's idf unless said otherwise):
 --   bm     bm25 over the whole query, relative to the best candidate;
