@@ -10,10 +10,12 @@
 -- input can raise, and sections_fts (porter-stemmed) matches its word forms. Stop words are
 -- dropped. Candidates are the bm25 top 25 over the cheapest phrases (rows they can match,
 -- within a budget, so common words cost little on a large index), the top 15 holding every
--- key term, and the 10 strongest exact-token sections. Each candidate is then looked up once per key term in sections_fts,
--- so every signal below counts terms by the same stemmer, and scored on the signals in
--- `signal`. The snippet is cut from the section's first 20,000 characters around the first
--- key word found there: its cost is bounded whatever the section holds.
+-- key term, and the 10 strongest exact-token sections; every one of these steps works through
+-- at most a few budgets of rows (`m`), however large the index. Each candidate is then looked
+-- up once per key term in sections_fts (a rowid seek) and in tokens (a primary key), so every
+-- signal below counts terms by the same stemmer, and scored on the signals in `signal`. The
+-- snippet is cut from the section's first 20,000 characters around the first key word found
+-- there: its cost is bounded whatever the section holds.
 -- Layout: the steps form a chain, each reading the step before it and at most one or two
 -- small ones (the query's words): SQLite copies a common table expression's tree into every
 -- place that names it, so a web of references would multiply the time to compile this.
@@ -94,15 +96,20 @@ key(pos, t, n, strong, ident, df, idf, expr, total) as materialized (
     limit 8)
 ),
 -- The FTS5 expression: the key terms ORed, cheapest first, admitted only while the running
--- total of rows they can match fits a budget (2,000 plus 1% of the sections), so a query over
+-- total of rows they can match fits a budget (2,000 plus 1% of the sections, at most 5,000:
+-- what bm25 may score stays bounded however large the index grows), so a query over
 -- a large index never scores half of it for a word like "service"; the cheapest term always
 -- gets in. Common words still count as evidence below; they just do not pick candidates.
 m(expr, all_, budget, cap) as materialized (
   select coalesce(group_concat(expr, ' OR '), '""'),
-    -- (the AND of every key term: only when its rarest term fits the budget, so it can match
-    -- no more rows than that)
-    case when (select min(df) from key) <= max(b.budget)
-         then coalesce((select group_concat('(' || expr || ')', ' AND ') from key), '""') else '""' end,
+    -- (the AND of the key terms: none when even the rarest is over the budget; of every key
+    -- term while all their rows fit four budgets - bm25 counts each term's rows - else of the
+    -- admitted ones; it can match no more rows than its rarest term does; none for one term:
+    -- then it is the OR below)
+    case when (select min(df) from key) > max(b.budget) or (select count(*) from key) = 1 then '""'
+         when (select sum(df) from key) <= 4 * max(b.budget)
+         then coalesce((select group_concat('(' || expr || ')', ' AND ') from key), '""')
+         else coalesce(group_concat('(' || expr || ')', ' AND '), '""') end,
     max(b.budget),
     -- (the rows bm25 may score below: the budget when even the cheapest term is over it, else
     -- four times it, as synonyms and compounds match rows their term's df does not count)
@@ -110,7 +117,7 @@ m(expr, all_, budget, cap) as materialized (
     select expr, df, sum(df) over (order by df, pos rows unbounded preceding) as cum,
       row_number() over (order by df, pos) as nth
     from key) as k,
-    (select 2000 + (select cast(value as integer) from mdfts_meta where key = 'sections') / 100 as budget) as b
+    (select min(5000, 2000 + (select cast(value as integer) from mdfts_meta where key = 'sections') / 100) as budget) as b
   where nth = 1 or cum <= b.budget
 ),
 -- Column weights (path, file_words, title, head, trail, text, then the eleven token columns):
@@ -131,9 +138,11 @@ fts(id, bm) as materialized (
 -- section naming a rare service and all the other words is not lost among thousands that
 -- hold the common words).
 fts_all(id, bm) as materialized (
-  select rowid, bm25(sections_fts, 1.0, 3.0, 2.0, 4.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5)
-  from sections_fts
-  where sections_fts match (select all_ from m)
+  select id, bm from (
+    select rowid as id, bm25(sections_fts, 1.0, 3.0, 2.0, 4.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5) as bm
+    from sections_fts
+    where sections_fts match (select all_ from m)
+    limit coalesce((select cap from m), 0))
   order by 2
   limit 15
 ),
