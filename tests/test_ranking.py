@@ -193,3 +193,16 @@ def test_snippet_is_cut_from_a_bounded_window(tmp_path: Path) -> None:
     assert "[needle]" in hit.snippet and len(hit.snippet) <= 200
     (far,) = mdfts.search(db, "haystackend", limit=1)  # beyond the window: the section's start
     assert far.snippet.startswith("# One") and "[" not in far.snippet and len(far.snippet) <= 120
+
+
+def test_the_row_budget_is_a_real_cap(tmp_path: Path) -> None:
+    """A word in more sections than the budget (2,000 plus 1% of the sections): bm25 scores only
+    the first budget rows it matches, so the best section past them is not found by that word
+    alone - the proof that the work is capped - while a second, rarer word still finds it."""
+    n = 2100
+    body = "".join(f"## Item {i}\n\nThe lamp is on.\n\n" for i in range(n))
+    db = build_case(tmp_path, {"cap/many.md": f"# Many\n\n{body}## Lamp\n\nLamp lamp lamp, wick.\n"})
+    assert [h.heading for h in mdfts.search(db, "wick", limit=1)] == ["Lamp"]
+    hits = mdfts.search(db, "lamp", limit=10)
+    assert len(hits) == 10 and "Lamp" not in [h.heading for h in hits]
+    assert [h.heading for h in mdfts.search(db, "lamp wick", limit=1)] == ["Lamp"]
