@@ -102,14 +102,10 @@ key(pos, t, n, strong, ident, df, idf, expr, total) as materialized (
 -- gets in. Common words still count as evidence below; they just do not pick candidates.
 m(expr, all_, budget, cap) as materialized (
   select coalesce(group_concat(expr, ' OR '), '""'),
-    -- (the AND of the key terms: none when even the rarest is over the budget; of every key
-    -- term while all their rows fit four budgets - bm25 counts each term's rows - else of the
-    -- admitted ones; it can match no more rows than its rarest term does; none for one term:
-    -- then it is the OR below)
-    case when (select min(df) from key) > max(b.budget) or (select count(*) from key) = 1 then '""'
-         when (select sum(df) from key) <= 4 * max(b.budget)
-         then coalesce((select group_concat('(' || expr || ')', ' AND ') from key), '""')
-         else coalesce(group_concat('(' || expr || ')', ' AND '), '""') end,
+    -- (the AND of every key term, common ones too: bm25 scores at most `cap` of its rows, and
+    -- counting a term's rows for bm25's idf is cheap; none for one term: then it is the OR)
+    case when (select count(*) from key) = 1 then '""'
+         else coalesce((select group_concat('(' || expr || ')', ' AND ') from key), '""') end,
     max(b.budget),
     -- (the rows bm25 may score below: the budget when even the cheapest term is over it, else
     -- four times it, as synonyms and compounds match rows their term's df does not count)
