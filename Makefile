@@ -34,8 +34,8 @@ sample: $(BIN)/mdfts  ## build the bundled sample docs, show the index, run one 
 test: setup  ## the whole test suite (what CI runs)
 	$(BIN)/python -m pytest -q
 
-quick: setup  ## the fast subset for the edit loop: no slow, integration, packaging or browser tests
-	$(BIN)/python -m pytest -q -m "not slow and not integration and not packaging and not browser"
+quick: setup  ## the fast subset for the edit loop: no slow, integration, packaging or browser tests; one worker a core
+	$(BIN)/python -m pytest -q -n auto -m "not slow and not integration and not packaging and not browser"
 
 lint: setup  ## ruff; workflows and action.yml (offline linters); mypy --strict on the package, bench/, tools/
 	$(BIN)/python -m ruff check builder bench tests tools
