@@ -77,9 +77,10 @@ part(pos, w, df, idf) as materialized (
 -- rarest), each with its idf (of its rarest word: a phrase is as rare as its rarest word), its
 -- FTS5 expression (the quoted term, ORed with its synonyms' words - a plural finds its
 -- singular's group - and with the compound it makes with a neighbour, when the index holds
--- it: "roll back" finds Rollback, "set up" finds setup) and the query's total idf.
-key(pos, t, n, strong, ident, df, idf, expr, total, nparts) as materialized (
-  select pos, t, n, strong, ident, df, idf, expr, sum(idf) over (), nparts
+-- it: "roll back" finds Rollback, "set up" finds setup) and the query's total idf; nparts:
+-- how many words the term has; jw: 1, or 1/2 for each of two words making such a compound.
+key(pos, t, n, strong, ident, df, idf, expr, total, nparts, jw) as materialized (
+  select pos, t, n, strong, ident, df, idf, expr, sum(idf) over (), nparts, jw
   from (
     select term.pos, term.t, term.n, term.strong, term.ident, min(part.df) as df, max(part.idf) as idf,
       count(*) as nparts,
@@ -91,7 +92,11 @@ key(pos, t, n, strong, ident, df, idf, expr, total, nparts) as materialized (
         select group_concat(' OR "' || j.w || '"', '')
         from (select a.n || b.n as w from term as a join term as b on b.pos = a.pos + 1
               where term.pos in (a.pos, b.pos)) as j
-        where j.w not glob '*[^a-z0-9]*' and exists (select 1 from term_df as d where d.term = j.w)), '') as expr
+        where j.w not glob '*[^a-z0-9]*' and exists (select 1 from term_df as d where d.term = j.w)), '') as expr,
+      1.0 / (1 + (select count(*)
+                  from (select a.n || b.n as w from term as a join term as b on b.pos = a.pos + 1
+                        where term.pos in (a.pos, b.pos)) as j
+                  where j.w not glob '*[^a-z0-9]*' and exists (select 1 from term_df as d where d.term = j.w))) as jw
     from term join part on part.pos = term.pos
     group by term.pos
     order by min(part.df), term.pos
@@ -211,7 +216,7 @@ hit(id, pos, b, ev, in_page) as materialized (
 -- term: then it says which document, not which section); in_page: another section of the same
 -- document holds it as an exact token (the page is about it); tok: the section holds it as an
 -- exact token (whatever the document's name says).
-termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts) as materialized (
+termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw) as materialized (
   select hit.id, hit.pos, key.t, key.ident, key.idf, key.total, cand.bm_n,
     -- an identifier the index holds counts only as written (PAYMENTS_DB_URL is not found in
     -- PAYMENTS_DB_URL_RO, though FTS5 finds its words there in a row)
@@ -221,7 +226,7 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
     case when coalesce(json_extract(hit.b, '$[2]') < 0, 0) then 0
          else coalesce(hit.ev, 0) end,
     hit.in_page,
-    hit.ev is not null, key.nparts
+    hit.ev is not null, key.nparts, key.jw
   from hit join key on key.pos = hit.pos join cand on cand.id = hit.id
 ),
 -- The signals, each between 0 and 1 (shares of the query's idf unless said otherwise):
@@ -238,9 +243,11 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          query spells out in full ("Errors", "Breaking Changes") beats one it half matches;
 --   file   how well the file name and the query name each other: the share of the file
 --          name's words the query holds, squared (a half-named file is weak evidence), times
---          the share of the query the file name holds (tool-sub.md beats tool.md for "tool sub
---          ...", and make.md wins little for "make a ..."); an identifier that spells the whole
---          name (PaymentsGatewayDown for PaymentsGatewayDown.md) names all of it;
+--          the square root of the share of the query the file name holds (tool-sub.md beats
+--          tool.md for "tool sub ...", and make.md wins little for "make a ..."; the root, as
+--          a service's name is one word of a long question); an identifier that spells the
+--          whole name (PaymentsGatewayDown for PaymentsGatewayDown.md) names all of it; two
+--          query words that make one compound ("argo cd" for argocd) count as one word;
 --   phrase the whole text, two words or more, occurs as a phrase (an error message, a quoted
 --          log line);
 --   role   the query asks for a kind of section ("how do I fix" → Mitigation, Solution) and
@@ -260,11 +267,11 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident) as materialize
     min(1.0, sum(th.in_head) * 1.0 / max(f.nhead, 1)),
     (sum(case when not th.in_file then 0
               when replace(fw, ' ', '') = replace(replace(replace(lower(th.t), '-', ''), '_', ''), '.', '') then nw
-              else 1 end) * 1.0 / nw)
+              else th.jw end) * 1.0 / nw)
       * (sum(case when not th.in_file then 0
               when replace(fw, ' ', '') = replace(replace(replace(lower(th.t), '-', ''), '_', ''), '.', '') then nw
-              else 1 end) * 1.0 / nw)
-      * (sum(th.idf * th.in_file) / max(th.total)),
+              else th.jw end) * 1.0 / nw)
+      * sqrt(sum(th.idf * th.in_file) / max(th.total)),
     sum(case when not th.ident then 0 when th.tok or th.in_doc or th.in_page then 1.0 else 0 end)
       / max(sum(th.ident), 1),
     sum(th.ident and (th.tok or th.in_doc)), sum(th.ident)
