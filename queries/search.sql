@@ -252,8 +252,8 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          log line);
 --   role   the query asks for a kind of section ("how do I fix" → Mitigation, Solution) and
 --          the heading names one;
---   empty  a page title (h1) with no text of its own but children below it: the answer is
---          further down. (An empty "## Troubleshooting" over its cases is an answer: it stays.)
+--   empty  a page title (h1) with no text of its own, or a line or two (120 characters), but
+--          children below it: the answer is further down. (An empty "## Troubleshooting" over its cases is an answer: it stays.)
 --   ident  the share of the query's identifiers (`ident` in term) the section, its document's
 --          name or another section of its page holds as written: a section of the page that
 --          defines the flag or variable the query names beats one that only shares its
@@ -296,8 +296,8 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
                   select 'head : (' || group_concat('"' || r.word || '"', ' OR ') || ')'
                   from mdfts_roles as r where r.cue in (select n from term)), '""')
                 and rowid = f.id), 0),
-    (select s.level = 1 and trim(substr(b, instr(b || char(10), char(10))), ' =-' || char(9) || char(10)) = ''
-            and (select c.parent_id from sections as c where c.id = s.next_id) = s.id
+    (select s.level = 1 and length(trim(substr(b, instr(b || char(10), char(10))), ' =-' || char(9) || char(10))) <= 120
+            and coalesce((select c.parent_id from sections as c where c.id = s.next_id) = s.id, 0)
      from (select id, level, next_id, trim(body) as b from sections where id = f.id) as s),
     f.ident, f.nexact, f.nident
   from feature as f
