@@ -183,8 +183,9 @@ cand(id, document_id, bm_n) as materialized (
       and lower(trim(y.heading)) in (select cue from mdfts_roles where cue like 'symptom%')
       and lower(trim(a.heading)) in (select word from mdfts_roles where cue = 'fix')
     union all
-    select x.id, (select bm25(sections_fts, 1.0, 3.0, 2.0, 4.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5)
-                  from sections_fts where sections_fts match (select expr from m) and rowid = x.id)
+    select x.id, case when x.id not in (select id from fts union all select id from fts_all) then (
+             select bm25(sections_fts, 1.0, 3.0, 2.0, 4.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5)
+             from sections_fts where sections_fts match (select expr from m) and rowid = x.id) end
     from (select id from exact_t group by id order by sum(ev) desc, id limit 10) as x) as u
   group by id
 ),
