@@ -352,7 +352,8 @@ select
    from (select x, at, max(len, length(rtrim(substr(x, at, instr(substr(x, at, 40) || ' ', ' ') - 1),
                                                 '.,:;!?)]}>"''`'))) as len from (
            select x, instr(lower(x), k.w) as at, length(k.w) as len
-           from (select substr(s.text, 1, 20000) as x) as t,
+           -- line breaks and tabs read as spaces, so a marked word ends at the end of its line
+           from (select replace(replace(substr(s.text, 1, 20000), char(10), ' '), char(9), ' ') as x) as t,
                 (select substr(w, 1, max(3, min(length(w), length(w) - 2))) as w from part
                  where length(w) >= 3 and pos in (select pos from key)) as k)
          order by at = 0, at limit 1)) as snippet,

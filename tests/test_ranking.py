@@ -8,6 +8,7 @@ cases can be run against another checkout's search.sql.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -206,6 +207,15 @@ def test_snippet_is_cut_from_a_bounded_window(tmp_path: Path) -> None:
     assert "[needle]" in hit.snippet and len(hit.snippet) <= 200
     (far,) = mdfts.search(db, "haystackend", limit=1)  # beyond the window: the section's start
     assert far.snippet.startswith("# One") and "[" not in far.snippet and len(far.snippet) <= 120
+
+
+def test_snippet_marks_one_word_not_the_next_line(tmp_path: Path) -> None:
+    """A key word that ends its line is marked alone: the mark stops at the line break, not at the
+    next space of the following line (which gave `[kilns\\n\\nkilns]` and `[kilns\\n\\n|]`)."""
+    db = build_case(tmp_path, {"glaze/kilns.md": "# Firing kilns\n\nkilns heat slowly.\n",
+                               "glaze/table.md": "# Tables\n\n## kilns\n\n| Name | Size |\n|---|---|\n| a | b |\n"})
+    marked = [re.findall(r"\[([^\]]*)\]", h.snippet) for h in mdfts.search(db, "kilns", limit=5)]
+    assert marked == [["kilns"], ["kilns"]]
 
 
 def test_the_row_budget_is_a_real_cap(tmp_path: Path) -> None:
