@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+TYPE_CHECKING = False  # typing costs ~2 ms to import; mypy reads this name as True
 
 __all__ = [
     "open_index", "Index", "build_index", "BuildResult",
@@ -45,6 +45,8 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from mdfts.build import BuildResult, build_index
     from mdfts.errors import IndexVersionError, MdftsError, QueryError, SourceError
     from mdfts.index import Index, open_index

@@ -1,37 +1,45 @@
 """The index contract that build and read sides both import and neither owns: versions, token
 kinds and their columns, the packaged SQL, and readers for mdfts_meta and mdfts_queries.
 
-Imports nothing of mdfts but errors, and nothing slow: every `mdfts search` loads it.
+Imports nothing of mdfts but errors and frozen, and nothing slow: every `mdfts search` loads it
+(no typing, dataclasses, string or urllib at import; tests/test_entry.py checks the first two).
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
-import string
-import urllib.parse
-from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal, get_args
 
 from mdfts.errors import IndexVersionError, MdftsError
+from mdfts.frozen import FrozenRecord
+
+TYPE_CHECKING = False  # typing costs ~2 ms to import; mypy reads this name as True
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+    from typing import Any, Literal
+
+    # Kinds of exact token, in the order a token is tested (KINDS below: the same names, in the
+    # same order; tests/test_tokens.py checks that).
+    TokenKind = Literal[
+        "url", "host", "cli_flag", "file_path", "env_var", "error_code",
+        "identifier", "name", "version", "dotted", "code",
+    ]
+    # Where a token was seen, strongest first (SOURCES below).
+    TokenSource = Literal["heading", "definition", "code", "fence", "text"]
 
 SCHEMA_VERSION = 3  # PRAGMA user_version; mdfts_meta.schema_version
 APPLICATION_ID = 0x6D646674  # "mdft"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 # Kinds of exact token, in the order a token is tested; a token gets the first kind that fits.
-TokenKind = Literal[
+KINDS: tuple[TokenKind, ...] = (
     "url", "host", "cli_flag", "file_path", "env_var", "error_code",
     "identifier", "name", "version", "dotted", "code",
-]
-KINDS: tuple[TokenKind, ...] = get_args(TokenKind)
+)
 # Where a token was seen, strongest first: a heading, a definition (first column of a table
 # row, or the code span that opens a paragraph or list item), a code span, a code block, prose.
-TokenSource = Literal["heading", "definition", "code", "fence", "text"]
-SOURCES: tuple[TokenSource, ...] = get_args(TokenSource)
+SOURCES: tuple[TokenSource, ...] = ("heading", "definition", "code", "fence", "text")
 
 # The sections column holding each kind's tokens (a JSON array), in schema.sql's column order.
 KIND_COLUMNS: dict[TokenKind, str] = {
@@ -82,15 +90,18 @@ def packaged_sql_names(package: str = "mdfts.sql") -> list[str]:
 
 # --- readers of an open index ---------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class StoredQuery:
+class StoredQuery(FrozenRecord):
     """A named query: a row of mdfts_queries, or a parsed queries/NAME.sql."""
 
+    __slots__ = ("name", "title", "description", "params", "sql")
     name: str
     title: str        # the header's first line, after "name:"
     description: str  # the whole header, comment markers removed
     params: tuple[str, ...]
     sql: str
+
+    def __init__(self, name: str, title: str, description: str, params: tuple[str, ...], sql: str) -> None:
+        self._fill(name, title, description, params, sql)
 
     def row(self) -> tuple[str, str, str, str, str]:
         return (self.name, self.title, self.description, json.dumps(list(self.params)), self.sql)
@@ -98,6 +109,10 @@ class StoredQuery:
     @property
     def required(self) -> tuple[str, ...]:
         """The parameters the header marks `(required)`, e.g. `:token (required)`."""
+        if "(required)" not in self.description:
+            return ()
+        import re
+
         marked = set(re.findall(r":([A-Za-z_]\w*)\s*\(required\)", self.description))
         return tuple(p for p in self.params if p in marked)
 
@@ -150,6 +165,9 @@ SOURCE_URL_FIELDS = ("path", "start_line", "end_line", "commit", "anchor")
 
 def check_source_url(template: str) -> None:
     """Raise unless `template` is a URL template using only the known fields."""
+    import re
+    import string
+
     try:
         names = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
     except ValueError as err:
@@ -169,6 +187,9 @@ def source_link(meta: Mapping[str, str], row: Mapping[str, Any]) -> str | None:
     template = meta.get("source_url")
     if not template or not row.get("path"):
         return None
+    import string
+    import urllib.parse
+
     values = {
         "path": urllib.parse.quote(str(row["path"]), safe="/"),
         "start_line": row.get("start_line"),

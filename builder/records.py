@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
-from typing import Any
+
+from mdfts.frozen import FrozenRecord
+
+TYPE_CHECKING = False  # typing costs ~2 ms to import; mypy reads this name as True
+if TYPE_CHECKING:
+    from typing import Any
+
+# Each record is a FrozenRecord (no dataclasses import on the lookup path): its fields are its
+# __slots__, and __init__ takes them in that order.
 
 
-@dataclass(frozen=True, slots=True)
-class Hit:
+class Hit(FrozenRecord):
     """A section as the read API returns it: from search, show, token, context or fetch.
 
     `ref` (`path#anchor`) and `id` are both accepted back by `Index.show`; `url` is the link to
     the source lines when the index was built with `--source-url`, else None.
     """
 
+    __slots__ = ("id", "ref", "path", "heading", "trail", "anchor", "level", "start_line", "end_line", "body",
+                 "score", "snippet", "url", "rank", "index", "relation", "token", "kind", "exact", "explain")
+    _uncompared = frozenset({"explain"})
     id: int
     ref: str                 # path#anchor; `path#` for the lead text before the first heading
     path: str
@@ -25,16 +34,24 @@ class Hit:
     start_line: int          # 1-based, inclusive
     end_line: int
     body: str                # the section's markdown, heading line included
-    score: float | None = None   # search only: higher is better
-    snippet: str = ""            # search only: the matched words in context
-    url: str | None = None
-    rank: int | None = None      # search only: 1 for the best hit
-    index: str | None = None     # the index's name, when results come from several
-    relation: str | None = None  # show with neighbours: self, parent, previous, next, child
-    token: str | None = None     # token lookups: the token as written, its kind, case-exact?
-    kind: str | None = None
-    exact: bool | None = None
-    explain: dict[str, Any] | None = field(default=None, compare=False)
+    score: float | None      # search only: higher is better
+    snippet: str             # search only: the matched words in context
+    url: str | None
+    rank: int | None         # search only: 1 for the best hit
+    index: str | None        # the index's name, when results come from several
+    relation: str | None     # show with neighbours: self, parent, previous, next, child
+    token: str | None        # token lookups: the token as written, its kind, case-exact?
+    kind: str | None
+    exact: bool | None
+    explain: dict[str, Any] | None  # left out of == and hash
+
+    def __init__(self, id: int, ref: str, path: str, heading: str, trail: tuple[str, ...], anchor: str,
+                 level: int, start_line: int, end_line: int, body: str, score: float | None = None,
+                 snippet: str = "", url: str | None = None, rank: int | None = None, index: str | None = None,
+                 relation: str | None = None, token: str | None = None, kind: str | None = None,
+                 exact: bool | None = None, explain: dict[str, Any] | None = None) -> None:
+        self._fill(id, ref, path, heading, trail, anchor, level, start_line, end_line, body, score, snippet,
+                   url, rank, index, relation, token, kind, exact, explain)
 
     @property
     def lines(self) -> str:
@@ -52,7 +69,7 @@ class Hit:
         return self.to_dict(content_alias=True)[key]
 
     def with_(self, **changes: Any) -> Hit:
-        return replace(self, **changes)
+        return self._replace(changes)
 
     def to_dict(self, content_alias: bool = False) -> dict[str, Any]:
         """A JSON-ready dict; fields that do not apply (None) are left out, except `url`.
@@ -80,10 +97,10 @@ class Hit:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class OutlineEntry:
+class OutlineEntry(FrozenRecord):
     """One heading of a document's outline, with its size (estimated tokens) for planning reads."""
 
+    __slots__ = ("id", "ref", "path", "level", "heading", "anchor", "start_line", "end_line", "chars", "tokens")
     id: int
     ref: str
     path: str
@@ -95,57 +112,74 @@ class OutlineEntry:
     chars: int
     tokens: int
 
+    def __init__(self, id: int, ref: str, path: str, level: int, heading: str, anchor: str, start_line: int,
+                 end_line: int, chars: int, tokens: int) -> None:
+        self._fill(id, ref, path, level, heading, anchor, start_line, end_line, chars, tokens)
+
     def to_dict(self) -> dict[str, Any]:
         return {f: getattr(self, f) for f in self.__slots__}
 
 
-@dataclass(frozen=True, slots=True)
-class DocumentEntry:
+class DocumentEntry(FrozenRecord):
     """One document of an index: what `outline()` lists without a path."""
 
+    __slots__ = ("id", "path", "title", "lines", "sections")
     id: int
     path: str
     title: str
     lines: int
     sections: int
 
+    def __init__(self, id: int, path: str, title: str, lines: int, sections: int) -> None:
+        self._fill(id, path, title, lines, sections)
+
     def to_dict(self) -> dict[str, Any]:
         return {f: getattr(self, f) for f in self.__slots__}
 
 
-@dataclass(frozen=True, slots=True)
-class Outline:
+class Outline(FrozenRecord):
     """A document's headings: what `show(path)` and `outline(path)` give for a bare path."""
 
+    __slots__ = ("path", "title", "entries")
     path: str
     title: str
     entries: tuple[OutlineEntry, ...]
+
+    def __init__(self, path: str, title: str, entries: tuple[OutlineEntry, ...]) -> None:
+        self._fill(path, title, entries)
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "title": self.title, "headings": [e.to_dict() for e in self.entries]}
 
 
-@dataclass(frozen=True, slots=True)
-class SectionLink:
+class SectionLink(FrozenRecord):
     """Another section, as a section page links to it: its id and heading (no body)."""
 
+    __slots__ = ("id", "heading")
     id: int
     heading: str
 
+    def __init__(self, id: int, heading: str) -> None:
+        self._fill(id, heading)
 
-@dataclass(frozen=True, slots=True)
-class TokenEntry:
+
+class TokenEntry(FrozenRecord):
     """An exact token a section holds, and its kind."""
 
+    __slots__ = ("token", "kind")
     token: str
     kind: str
 
+    def __init__(self, token: str, kind: str) -> None:
+        self._fill(token, kind)
 
-@dataclass(frozen=True, slots=True)
-class SectionPage:
+
+class SectionPage(FrozenRecord):
     """A section with what a reader walks the document by: its ancestors (outermost first),
     parent, previous, next and first children, headings only, and its exact tokens."""
 
+    __slots__ = ("section", "chars", "ancestors", "parent", "previous", "next", "children", "more_children",
+                 "tokens")
     section: Hit
     chars: int
     ancestors: tuple[SectionLink, ...]
@@ -155,6 +189,11 @@ class SectionPage:
     children: tuple[SectionLink, ...]
     more_children: bool      # the section has more children than were listed
     tokens: tuple[TokenEntry, ...]
+
+    def __init__(self, section: Hit, chars: int, ancestors: tuple[SectionLink, ...], parent: SectionLink | None,
+                 previous: SectionLink | None, next: SectionLink | None, children: tuple[SectionLink, ...],
+                 more_children: bool, tokens: tuple[TokenEntry, ...]) -> None:
+        self._fill(section, chars, ancestors, parent, previous, next, children, more_children, tokens)
 
 
 def make_ref(path: str, anchor: str) -> str:

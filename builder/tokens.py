@@ -5,9 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
-from mdfts.artifact import KINDS, SOURCES, TokenKind, TokenSource
+from mdfts.artifact import KINDS, SOURCES
+
+if TYPE_CHECKING:  # types only: mdfts.artifact defines them for the type checker alone
+    from mdfts.artifact import TokenKind, TokenSource
 
 __all__ = ["KINDS", "SOURCES", "ExactToken", "extract_tokens", "normalize"]
 
@@ -97,7 +100,7 @@ def _classify_word(word: str, in_code: bool) -> TokenKind | None:
     return None
 
 
-_Found = tuple[str, TokenKind, TokenSource]
+_Found = tuple[str, "TokenKind", "TokenSource"]
 
 
 def _scan(text: str, source: TokenSource, out: list[_Found]) -> None:
@@ -158,7 +161,7 @@ def extract_tokens(pieces: Iterable[tuple[str, str]]) -> list[ExactToken]:
     joined: dict[str, list[str]] = {}
     for source, text in pieces:
         if source.startswith("code"):  # a code span: "code", or "code:definition"
-            where = cast(TokenSource, source.partition(":")[2] or "code")
+            where = cast("TokenSource", source.partition(":")[2] or "code")
             span = text.strip()
             before = len(found)
             _scan(span, where, found)
@@ -167,7 +170,7 @@ def extract_tokens(pieces: Iterable[tuple[str, str]]) -> list[ExactToken]:
         else:
             joined.setdefault(source, []).append(text)
     for source, texts in joined.items():
-        _scan("\n".join(texts), cast(TokenSource, source), found)
+        _scan("\n".join(texts), cast("TokenSource", source), found)
     best: dict[tuple[str, TokenKind], TokenSource] = {}
     for token, kind, where in found:
         seen = best.get((token, kind))

@@ -92,6 +92,32 @@ def test_a_one_shot_search_imports_no_click(sample_db: Path) -> None:
     assert not imported & {"click", "markdown_it", "yaml", "mdfts.cli", "mdfts.build", "mdfts.prompt"}
 
 
+def _imported(args: list[str]) -> set[str]:
+    """The modules a process importing mdfts.entry and running `mdfts ARGS` loads (-X importtime),
+    beyond what the bare interpreter (site, .pth files) already loads."""
+    def modules(code: str, *argv: str) -> set[str]:
+        p = subprocess.run([sys.executable, "-X", "importtime", "-c", code, *argv],
+                           capture_output=True, text=True, timeout=60, check=True)
+        return {line.split("|")[-1].strip() for line in p.stderr.splitlines() if line.startswith("import time:")}
+
+    return modules("import sys; from mdfts.entry import main; main(sys.argv[1:])", *args) - modules("pass")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["search", "{db}", "rollback"], ["search", "{db}", "--json", "PAYMENTS_DB_URL"],
+     ["show", "{db}", ROLLBACK], ["token", "{db}", "PAYMENTS_DB_URL"]],
+    ids=["search", "search-json", "show", "token"],
+)
+def test_a_lookup_builds_no_typing_or_dataclass_machinery(sample_db: Path, args: list[str]) -> None:
+    # typing (~2 ms), dataclasses (~5 ms with inspect, ast, dis), contextlib and the source-link
+    # and near-miss helpers are what a one-shot lookup used to import before it printed a line.
+    imported = _imported([a.format(db=sample_db) for a in args])
+    assert "mdfts.records" in imported
+    assert not imported & {"typing", "dataclasses", "inspect", "contextlib", "difflib", "string", "html",
+                           "importlib.metadata", "click"}
+
+
 def _readline(proc: subprocess.Popen[str], timeout: float = 30.0) -> str:
     assert proc.stdout is not None
     with selectors.DefaultSelector() as sel:

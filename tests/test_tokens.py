@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -166,3 +167,17 @@ def test_paragraphs_scanned_together_give_the_same_tokens() -> None:
     one_by_one = {t for p in paragraphs for t in extract_tokens([("text", p)])}
     assert set(extract_tokens([("text", p) for p in paragraphs])) == one_by_one
     assert len(one_by_one) == 4
+
+
+def test_kinds_and_sources_are_the_literal_types_names_in_order() -> None:
+    # mdfts.artifact spells each list twice: as a Literal for the type checker (not built at
+    # run time: typing is not imported on the lookup path) and as the KINDS / SOURCES tuples.
+    import ast
+
+    import mdfts.artifact
+
+    tree = ast.parse(Path(mdfts.artifact.__file__).read_text(encoding="utf-8"))
+    literals = {node.targets[0].id: tuple(ast.literal_eval(node.value.slice))  # type: ignore[attr-defined]
+                for node in ast.walk(tree) if isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript)
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id in ("TokenKind", "TokenSource")}
+    assert literals == {"TokenKind": KINDS, "TokenSource": SOURCES}

@@ -1,0 +1,63 @@
+"""FrozenRecord: the read path's records behave as the frozen, slotted dataclasses they replaced."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import pickle
+
+import pytest
+
+from mdfts.artifact import StoredQuery
+from mdfts.frozen import FrozenRecord
+from mdfts.records import DocumentEntry, Hit, Outline, OutlineEntry, SectionLink, SectionPage, TokenEntry
+from mdfts.refs import Ref
+
+RECORDS = [Hit, OutlineEntry, DocumentEntry, Outline, SectionLink, TokenEntry, SectionPage, StoredQuery, Ref]
+
+
+def _hit(**changes: object) -> Hit:
+    fields: dict[str, object] = dict(id=1, ref="a.md#a", path="a.md", heading="A", trail=("A",), anchor="a",
+                                     level=1, start_line=1, end_line=2, body="# A\n", score=1.5, rank=1)
+    return Hit(**(fields | changes))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("cls", RECORDS, ids=[c.__name__ for c in RECORDS])
+def test_init_takes_the_fields_in_slot_order(cls: type[FrozenRecord]) -> None:
+    # _fill() assigns positionally: a parameter out of order would land in the wrong field.
+    assert tuple(inspect.signature(cls).parameters) == cls.__slots__
+    values = [f"v{i}" for i in range(len(cls.__slots__))]
+    made = cls(*values)
+    assert [getattr(made, f) for f in cls.__slots__] == values
+    assert repr(made) == f"{cls.__name__}(" + ", ".join(f"{f}='v{i}'" for i, f in enumerate(cls.__slots__)) + ")"
+
+
+def test_equality_and_hash_leave_out_explain_only() -> None:
+    hit = _hit()
+    assert hit == _hit(explain={"score": 1.5}) and hash(hit) == hash(_hit(explain={"score": 1.5}))
+    assert hit != _hit(rank=2) and hit != _hit(snippet="x")
+    assert hit != OutlineEntry(1, "a.md#a", "a.md", 1, "A", "a", 1, 2, 3, 1)
+    assert len({hit, _hit(explain={}), _hit(rank=2)}) == 2
+
+
+def test_a_record_cannot_be_changed_only_copied() -> None:
+    hit = _hit()
+    with pytest.raises(AttributeError, match="cannot assign to field 'id'"):
+        hit.id = 2  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del hit.path
+    with pytest.raises(AttributeError):
+        hit.other = 1  # type: ignore[attr-defined]
+    moved = hit.with_(rank=3, relation="child")
+    assert (moved.rank, moved.relation, moved.path, hit.rank) == (3, "child", "a.md", 1)
+    with pytest.raises(TypeError):
+        hit.with_(nonsense=1)
+
+
+def test_records_pickle_and_copy() -> None:
+    page = SectionPage(_hit(), 10, (SectionLink(1, "A"),), None, None, SectionLink(2, "B"), (), False,
+                       (TokenEntry("E1027", "error_code"),))
+    for record in (_hit(explain={"x": 1}), page, Ref("line", "a.md:3", path="a.md", line=3)):
+        assert pickle.loads(pickle.dumps(record)) == record
+        assert copy.copy(record) == record and copy.deepcopy(record) == record
+    assert pickle.loads(pickle.dumps(_hit(explain={"x": 1}))).explain == {"x": 1}
