@@ -138,28 +138,21 @@ class _StreamState(StateBlock):
 SINK_BATCH = 256
 
 
-def _streaming(rule: Any) -> Any:
-    """A block rule that hands the tokens over to the state's sink after each top-level block."""
-
-    def run(state: StateBlock, start: int, end: int, silent: bool) -> bool:
-        ok: bool = rule(state, start, end, silent)
-        # Level 0 after a block that pushed tokens: no rule holds an index into them any more
-        # (lists mark tight paragraphs by index, but only within their own call).
-        if (ok and not silent and state.level == 0 and isinstance(state, _StreamState)
-                and len(state.tokens) >= SINK_BATCH):
-            tokens, state.tokens = state.tokens, []
-            state.sink(tokens)
-        return ok
-
-    return run
+def _hand_over(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+    """The first block rule, matching nothing: before a top-level block, hand the tokens of the
+    blocks before it to the state's sink. Level 0 between two blocks: no rule holds an index into
+    them any more (lists mark tight paragraphs by index, but only within their own call). It is
+    in no rule's terminator list, so it runs once a block, not once a line as those do."""
+    if state.level == 0 and len(state.tokens) >= SINK_BATCH and isinstance(state, _StreamState):
+        tokens, state.tokens = state.tokens, []
+        state.sink(tokens)
+    return False
 
 
 @lru_cache(maxsize=1)
 def _stream_parser() -> MarkdownIt:
     md = _block_parser_config()
-    for rule in md.block.ruler.get_all_rules():
-        old = next(r for r in md.block.ruler.__rules__ if r.name == rule)
-        md.block.ruler.at(rule, _streaming(old.fn), {"alt": old.alt})
+    md.block.ruler.before(md.block.ruler.get_all_rules()[0], "mdfts_hand_over", _hand_over)
     return md
 
 
