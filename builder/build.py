@@ -336,7 +336,8 @@ def _document(src: SourceText, clock: StageClock,
     to = clock.within("write", sink) if sink is not None else (lambda s, _title: sections.append(s))
     # The splitter makes a section's exact tokens as it closes it (and every few dozen pieces of
     # a long one), so they are never all alive at once: the token stage runs inside split.
-    splitter = Splitter(src.path, text, to, plain_text=sink is None, extract=clock.within("tokens", extract_tokens))
+    # No plain text: the rows hold the body, and the index derives the rest from it.
+    splitter = Splitter(src.path, text, to, plain_text=False, extract=clock.within("tokens", extract_tokens))
     clock.switch("parse")
     # Parsing hands its top-level blocks to the splitter a few at a time: memory is a few blocks'
     # markdown-it tokens, not the document's.
