@@ -34,7 +34,7 @@ insert into mdfts_stopwords values
   ('does'), ('doing'), ('done'), ('during'), ('each'), ('for'), ('from'), ('get'), ('gets'),
   ('had'), ('has'), ('have'), ('having'), ('he'), ('her'), ('here'), ('him'), ('his'), ('how'),
   ('i'), ('if'), ('in'), ('into'), ('is'), ('it'), ('its'), ('just'), ('me'),
-  ('my'), ('need'), ('needs'), ('of'), ('on'), ('or'), ('our'), ('please'), ('should'), ('so'),
+  ('my'), ('need'), ('needs'), ('not'), ('of'), ('on'), ('or'), ('our'), ('please'), ('should'), ('so'),
   ('some'), ('than'), ('that'), ('the'), ('their'), ('them'), ('then'), ('there'), ('these'),
   ('they'), ('this'), ('those'), ('to'), ('use'), ('used'), ('using'), ('via'), ('was'), ('we'),
   ('were'), ('what'), ('whats'), ('when'), ('where'), ('which'), ('while'), ('who'), ('whom'),

@@ -32,7 +32,8 @@ raw(pos, v) as (
 ),
 -- A term as written, trimmed of quotes, brackets and trailing punctuation (the same rule as
 -- mdfts.tokens.normalize), its ASCII lower-case form; strong: it is an exact identifier in the
--- index (anything but a kebab name or a plain code span); ident: it is one, or is shaped like
+-- index (anything but a plain code span or a kebab name of one or two parts: a kebab name of
+-- three or more, like a feature flag, is as specific as any identifier); ident: it is one, or is shaped like
 -- one though no section holds it (camelCase, snake_case, a --flag, dotted.name, letters with
 -- digits): a hit that holds none of the query's identifiers is flagged (`exact` = 0); stop: a
 -- stop word.
@@ -43,7 +44,7 @@ term(pos, t, n, strong, ident, stop) as materialized (
     stop
   from (
     select pos, t, n,
-      exists (select 1 from tokens as tk where tk.norm = n and tk.kind not in ('name', 'code')) as strong,
+      exists (select 1 from tokens as tk where tk.norm = n and (tk.kind not in ('name', 'code') or n glob '*?-?*-?*')) as strong,
       n in (select word from mdfts_stopwords) as stop
     from (
       select min(pos) as pos, max(t) as t, lower(t) as n
@@ -76,11 +77,13 @@ part(pos, w, df, idf) as materialized (
 -- rarest), each with its idf (of its rarest word: a phrase is as rare as its rarest word), its
 -- FTS5 expression (the quoted term, ORed with its synonyms' words - a plural finds its
 -- singular's group - and with the compound it makes with a neighbour, when the index holds
--- it: "roll back" finds Rollback, "set up" finds setup) and the query's total idf.
-key(pos, t, n, strong, ident, df, idf, expr, total) as materialized (
-  select pos, t, n, strong, ident, df, idf, expr, sum(idf) over ()
+-- it: "roll back" finds Rollback, "set up" finds setup) and the query's total idf; nparts:
+-- how many words the term has; jw: 1, or 1/2 for each of two words making such a compound.
+key(pos, t, n, strong, ident, df, idf, expr, total, nparts, jw) as materialized (
+  select pos, t, n, strong, ident, df, idf, expr, sum(idf) over (), nparts, jw
   from (
     select term.pos, term.t, term.n, term.strong, term.ident, min(part.df) as df, max(part.idf) as idf,
+      count(*) as nparts,
       '"' || replace(term.t, '"', '""') || '"' || coalesce((
         select group_concat(' OR "' || s2.word || '"', '')
         from mdfts_synonyms as s1 join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
@@ -89,7 +92,11 @@ key(pos, t, n, strong, ident, df, idf, expr, total) as materialized (
         select group_concat(' OR "' || j.w || '"', '')
         from (select a.n || b.n as w from term as a join term as b on b.pos = a.pos + 1
               where term.pos in (a.pos, b.pos)) as j
-        where j.w not glob '*[^a-z0-9]*' and exists (select 1 from term_df as d where d.term = j.w)), '') as expr
+        where j.w not glob '*[^a-z0-9]*' and exists (select 1 from term_df as d where d.term = j.w)), '') as expr,
+      1.0 / (1 + (select count(*)
+                  from (select a.n || b.n as w from term as a join term as b on b.pos = a.pos + 1
+                        where term.pos in (a.pos, b.pos)) as j
+                  where j.w not glob '*[^a-z0-9]*' and exists (select 1 from term_df as d where d.term = j.w))) as jw
     from term join part on part.pos = term.pos
     group by term.pos
     order by min(part.df), term.pos
@@ -157,7 +164,10 @@ exact_t(id, pos, ev) as materialized (
   group by tk.section_id, key.pos
 ),
 -- Candidates: the bm25 top 25, the top 15 holding every key term and the 10 strongest
--- exact-token sections, bm25 normalised to the best (1.0).
+-- exact-token sections, bm25 normalised to the best (1.0); an exact-token section outside the
+-- bm25 pools gets its own bm25 (else it would count as 0 against the sections holding only
+-- the query's common words), and the answer beside a Symptoms section in the pools joins them
+-- (see `answer` below).
 cand(id, document_id, bm_n) as materialized (
   select id, (select document_id from sections where sections.id = u.id),
     coalesce(min(bm) / nullif(min(min(bm)) over (), 0), 0)
@@ -166,7 +176,17 @@ cand(id, document_id, bm_n) as materialized (
     union all
     select id, bm from fts_all
     union all
-    select id, null from (select id from exact_t group by id order by sum(ev) desc, id limit 10)) as u
+    select a.id, null
+    from sections as y join sections as a
+      on a.document_id = y.document_id and a.parent_id is y.parent_id and a.id <> y.id
+    where y.id in (select id from fts union select id from fts_all)
+      and lower(trim(y.heading)) in (select cue from mdfts_roles where cue like 'symptom%')
+      and lower(trim(a.heading)) in (select word from mdfts_roles where cue = 'fix')
+    union all
+    select x.id, case when x.id not in (select id from fts union all select id from fts_all) then (
+             select bm25(sections_fts, 1.0, 3.0, 2.0, 4.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5)
+             from sections_fts where sections_fts match (select expr from m) and rowid = x.id) end
+    from (select id from exact_t group by id order by sum(ev) desc, id limit 10) as x) as u
   group by id
 ),
 -- One lookup per candidate and key term (FTS5 seeks the row): where the term's stem occurs
@@ -197,7 +217,7 @@ hit(id, pos, b, ev, in_page) as materialized (
 -- term: then it says which document, not which section); in_page: another section of the same
 -- document holds it as an exact token (the page is about it); tok: the section holds it as an
 -- exact token (whatever the document's name says).
-termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok) as materialized (
+termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw) as materialized (
   select hit.id, hit.pos, key.t, key.ident, key.idf, key.total, cand.bm_n,
     -- an identifier the index holds counts only as written (PAYMENTS_DB_URL is not found in
     -- PAYMENTS_DB_URL_RO, though FTS5 finds its words there in a row)
@@ -207,14 +227,15 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
     case when coalesce(json_extract(hit.b, '$[2]') < 0, 0) then 0
          else coalesce(hit.ev, 0) end,
     hit.in_page,
-    hit.ev is not null
+    hit.ev is not null, key.nparts, key.jw
   from hit join key on key.pos = hit.pos join cand on cand.id = hit.id
 ),
 -- The signals, each between 0 and 1 (shares of the query's idf unless said otherwise):
 --   bm     bm25 over the whole query, relative to the best candidate;
 --   cover  coordination: how much of the query the section or its document's name holds at
 --          all (half for an identifier only another section of its page holds): half the share
---          of the query's idf, half the share of its terms squared, so a section with all four
+--          of the query's idf, half the share of its terms squared (a term counts for its words:
+--          a four-part flag name is not one word among two common ones), so a section with all four
 --          terms beats a short one with three even when the missing one is a common word;
 --   exact  exact-token evidence: identifiers the query names, held by the section as written
 --          (case-exact and defining counts more), as a share of the query, not of the best
@@ -223,29 +244,37 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          query spells out in full ("Errors", "Breaking Changes") beats one it half matches;
 --   file   how well the file name and the query name each other: the share of the file
 --          name's words the query holds, squared (a half-named file is weak evidence), times
---          the share of the query the file name holds (tool-sub.md beats tool.md for "tool sub
---          ...", and make.md wins little for "make a ..."); an identifier that spells the whole
---          name (PaymentsGatewayDown for PaymentsGatewayDown.md) names all of it;
+--          the square root of the share of the query the file name holds (tool-sub.md beats
+--          tool.md for "tool sub ...", and make.md wins little for "make a ..."; the root, as
+--          a service's name is one word of a long question); an identifier that spells the
+--          whole name (PaymentsGatewayDown for PaymentsGatewayDown.md) names all of it; two
+--          query words that make one compound ("argo cd" for argocd) count as one word;
 --   phrase the whole text, two words or more, occurs as a phrase (an error message, a quoted
 --          log line);
 --   role   the query asks for a kind of section ("how do I fix" → Mitigation, Solution) and
 --          the heading names one;
---   empty  a page title (h1) with no text of its own but children below it: the answer is
---          further down. (An empty "## Troubleshooting" over its cases is an answer: it stays.)
-feature(id, bm, cover, exact, hprec, file, nexact, nident) as materialized (
+--   empty  a page title (h1) with no text of its own, or a line or two (120 characters), but
+--          children below it: the answer is further down. (An empty "## Troubleshooting" over its cases is an answer: it stays.)
+--   ident  the share of the query's identifiers (`ident` in term) the section, its document's
+--          name or another section of its page holds as written: a section of the page that
+--          defines the flag or variable the query names beats one that only shares its
+--          common words; an absent identifier costs every hit alike.
+feature(id, bm, cover, exact, hprec, file, ident, nexact, nident) as materialized (
   select th.id, max(th.bm_n),
     0.5 * sum(th.idf * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end) / max(th.total)
-      + 0.5 * avg(case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end)
-            * avg(case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end),
+      + 0.5 * (sum(th.nparts * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end) / sum(th.nparts))
+            * (sum(th.nparts * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end) / sum(th.nparts)),
     min(sum(th.ev) / max(th.total), 1.0),
     min(1.0, sum(th.in_head) * 1.0 / max(f.nhead, 1)),
     (sum(case when not th.in_file then 0
               when replace(fw, ' ', '') = replace(replace(replace(lower(th.t), '-', ''), '_', ''), '.', '') then nw
-              else 1 end) * 1.0 / nw)
+              else th.jw end) * 1.0 / nw)
       * (sum(case when not th.in_file then 0
               when replace(fw, ' ', '') = replace(replace(replace(lower(th.t), '-', ''), '_', ''), '.', '') then nw
-              else 1 end) * 1.0 / nw)
-      * (sum(th.idf * th.in_file) / max(th.total)),
+              else th.jw end) * 1.0 / nw)
+      * sqrt(sum(th.idf * th.in_file) / max(th.total)),
+    sum(case when not th.ident then 0 when th.tok or th.in_doc or th.in_page then 1.0 else 0 end)
+      / max(sum(th.ident), 1),
     sum(th.ident and (th.tok or th.in_doc)), sum(th.ident)
   from termhit as th
   join (select id, fw, max(1, length(fw) - length(replace(fw, ' ', '')) + 1) as nw, nhead
@@ -256,7 +285,7 @@ feature(id, bm, cover, exact, hprec, file, nexact, nident) as materialized (
               from sections as s where s.id in (select id from cand))) as f on f.id = th.id
   group by th.id
 ),
-signal(id, bm, cover, exact, hprec, file, phrase, role, empty, nexact, nident) as materialized (
+signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident) as materialized (
   select f.id, f.bm, f.cover, f.exact, f.hprec, min(f.file, 1.0),
     -- (phrase: a substring test over the section's first 20,000 characters, case folded; a
     -- phrase lookup in FTS5 would walk the doclists of the query's stop words)
@@ -268,23 +297,43 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, nexact, nident) a
                   select 'head : (' || group_concat('"' || r.word || '"', ' OR ') || ')'
                   from mdfts_roles as r where r.cue in (select n from term)), '""')
                 and rowid = f.id), 0),
-    (select s.level = 1 and trim(substr(b, instr(b || char(10), char(10))), ' =-' || char(9) || char(10)) = ''
-            and (select c.parent_id from sections as c where c.id = s.next_id) = s.id
+    (select s.level = 1 and length(trim(substr(b, instr(b || char(10), char(10))), ' =-' || char(9) || char(10))) <= 120
+            and coalesce((select c.parent_id from sections as c where c.id = s.next_id) = s.id, 0)
      from (select id, level, next_id, trim(body) as b from sections where id = f.id) as s),
-    f.nexact, f.nident
+    f.ident, f.nexact, f.nident
   from feature as f
 ),
 -- (A section's children follow it at once: it has some when the next section's parent is it.)
 -- The weight of each signal: the score is their weighted sum (--explain shows each part).
-weight(bm, cover, exact, hprec, file, phrase, role, empty) as (
-  select 2.0, 1.5, 1.0, 1.0, 1.5, 1.0, 0.5, -2.0
+weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer) as (
+  select 2.0, 1.5, 1.0, 1.0, 1.5, 1.0, 0.5, -2.0, 1.5, 1.0
 ),
-ranked(id, score, bm, cover, exact, hprec, file, phrase, role, empty, nexact, nident) as (
-  select g.id, round(w.bm * g.bm + w.cover * g.cover + w.exact * g.exact
-                     + w.hprec * g.hprec + w.file * g.file + w.phrase * g.phrase + w.role * g.role
-                     + w.empty * g.empty, 6),
-    g.bm, g.cover, g.exact, g.hprec, g.file, g.phrase, g.role, g.empty, g.nexact, g.nident
-  from signal as g, weight as w
+-- The score before `answer`; sym: a Symptoms heading, when the query describes something (two
+-- or more words that are not identifiers) and does not ask for symptoms; ans: a Solution,
+-- Resolution, Workaround, Mitigation or Fix heading (mdfts_roles, cue 'fix').
+base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, document_id, parent_id, sym, ans) as materialized (
+  select g.id, w.bm * g.bm + w.cover * g.cover + w.exact * g.exact
+               + w.hprec * g.hprec + w.file * g.file + w.phrase * g.phrase + w.role * g.role
+               + w.empty * g.empty + w.ident * g.ident,
+    g.bm, g.cover, g.exact, g.hprec, g.file, g.phrase, g.role, g.empty, g.ident, g.nexact, g.nident,
+    s.document_id, s.parent_id,
+    lower(trim(s.heading)) in (select cue from mdfts_roles where cue like 'symptom%')
+      and not exists (select 1 from term where n in (select cue from mdfts_roles where cue like 'symptom%'))
+      and (select count(*) from key where not ident) >= 2,
+    lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'fix')
+  from signal as g join sections as s on s.id = g.id, weight as w
+),
+-- answer: a Solution (Resolution, Workaround, ...) beside a Symptoms section under the same
+-- heading takes the Symptoms' score and a hair more (in score points, not 0-1): a query that
+-- describes a problem matches where the page restates it, but it asks for the fix.
+ranked(id, score, bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, nexact, nident) as (
+  select b.id, round(b.score0 + w.answer * b.answer, 6),
+    b.bm, b.cover, b.exact, b.hprec, b.file, b.phrase, b.role, b.empty, b.ident, b.answer, b.nexact, b.nident
+  from (select b.*, case when b.ans then max(0, coalesce((
+                select max(o.score0) from base as o
+                where o.sym and o.document_id = b.document_id and o.parent_id is b.parent_id), 0) + 0.001 - b.score0)
+              else 0 end as answer
+        from base as b) as b, weight as w
   order by 2 desc, 1
   limit coalesce(nullif(:limit, ''), 10)
 )
@@ -324,7 +373,9 @@ select
                       union all select 'file', r.file, w.file from weight as w
                       union all select 'phrase', r.phrase, w.phrase from weight as w
                       union all select 'role', r.role, w.role from weight as w
-                      union all select 'empty', r.empty, w.empty from weight as w)),
+                      union all select 'empty', r.empty, w.empty from weight as w
+                      union all select 'ident', r.ident, w.ident from weight as w
+                      union all select 'answer', r.answer, w.answer from weight as w)),
     'terms', (select json_group_array(json_object('term', th.t, 'idf', th.idf, 'identifier', json(case when th.ident then 'true' else 'false' end),
                 'match', case when th.tok then 'exact' when not (th.any_ or th.in_doc) then 'none'
                               when instr(lower(substr(s.text, 1, 20000) || ' ' || s.path), lower(th.t)) then 'exact'

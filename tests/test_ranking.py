@@ -108,6 +108,19 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "how do I fix kiln overheat",
         ("alerts/KilnOverheat.md", "Mitigation"),
     ),
+    # A query that describes a problem matches the Symptoms section, which restates it; the
+    # answer is the Solution beside it.
+    "symptoms-then-solution": (
+        {
+            "guides/kiln-problems.md": (
+                "# Kiln problems\n\n## Kiln stalls below peak\n\n### Symptoms\n\nThe kiln stalls "
+                "below peak temperature halfway through a glaze firing and the controller shows a flat "
+                "line.\n\n### Solution\n\nReplace the worn element relay and fire an empty load.\n"),
+            "guides/glazes.md": "# Glazes\n\n## Mixing\n\nSieve every glaze twice before a firing.\n",
+        },
+        "kiln stalls halfway through a glaze firing",
+        ("guides/kiln-problems.md", "Solution"),
+    ),
 }
 
 
