@@ -10,19 +10,24 @@
 -- input can raise, and sections_fts (porter-stemmed) matches its word forms. Stop words are
 -- dropped. Candidates are the bm25 top 25 over the cheapest phrases (rows they can match,
 -- within a budget, so common words cost little on a large index), the top 15 holding every
--- key term, and the 10 strongest exact-token sections; every one of these steps works through
--- at most a few budgets of rows (`m`), however large the index. Each candidate is then looked
+-- key term, the 10 strongest exact-token sections, and the Solution beside a Symptoms section
+-- found; every one of these steps works through at most a few budgets of rows (`m`), however
+-- large the index. Each candidate is then looked
 -- up once per key term in sections_fts (a rowid seek) and in tokens (a primary key), so every
 -- signal below counts terms by the same stemmer, and scored on the signals in `signal`. The
 -- snippet is cut from the section's first 20,000 characters around the first key word found
 -- there: its cost is bounded whatever the section holds.
--- Layout: the steps form a chain, each reading the step before it and at most one or two
--- small ones (the query's words): SQLite copies a common table expression's tree into every
--- place that names it, so a web of references would multiply the time to compile this.
+-- Layout: the steps form a chain, each naming the step before it once and otherwise only small
+-- ones (q, term, key, m): SQLite copies a common table expression's tree into every place that
+-- names it, copies included, so each extra name of a big step multiplies the time to compile
+-- this (a step naming cand, termhit or base twice took it from ~30 ms to ~450 ms). Likewise
+-- a derived column used twice is computed twice once SQLite flattens its subquery: `limit -1
+-- offset 0` keeps such a subquery whole.
 with
-q(s) as (
+q(s, lim, explain) as (
   select substr(replace(replace(replace(cast(coalesce(:q, '') as text),
-         char(9), ' '), char(10), ' '), char(13), ' '), 1, 2000)
+         char(9), ' '), char(10), ' '), char(13), ' '), 1, 2000),
+    coalesce(nullif(:limit, ''), 10), :explain
 ),
 raw(pos, v) as (
   select cast(key as integer), value
@@ -36,20 +41,25 @@ raw(pos, v) as (
 -- three or more, like a feature flag, is as specific as any identifier); ident: it is one, or is shaped like
 -- one though no section holds it (camelCase, snake_case, a --flag, dotted.name, letters with
 -- digits): a hit that holds none of the query's identifiers is flagged (`exact` = 0); stop: a
--- stop word.
-term(pos, t, n, strong, ident, stop) as materialized (
+-- stop word; tok: some section holds it as an exact token (else the per-candidate token lookups
+-- below are skipped).
+term(pos, t, n, strong, ident, stop, tok) as materialized (
   select pos, t, n, strong,
     strong or t glob '*[a-z][A-Z]*' or t glob '*[A-Za-z0-9]_[A-Za-z0-9]*' or t glob '--[A-Za-z]*'
       or t glob '*[A-Za-z].[A-Za-z]*' or (t glob '*[A-Za-z]*' and t glob '*[0-9]*' and length(t) >= 4),
-    stop
+    stop, strong or exists (select 1 from tokens as tk where tk.norm = n)
   from (
     select pos, t, n,
-      exists (select 1 from tokens as tk where tk.norm = n and (tk.kind not in ('name', 'code') or n glob '*?-?*-?*')) as strong,
+      exists (select 1 from tokens as tk where tk.norm = n and tk.kind not in ('name', 'code'))
+        or (n glob '*?-?*-?*' and exists (select 1 from tokens as tk where tk.norm = n)) as strong,
       n in (select word from mdfts_stopwords) as stop
     from (
       select min(pos) as pos, max(t) as t, lower(t) as n
       from (select pos, rtrim(ltrim(v, '"''`([{<'), '"''`)]}>.,:;!?') as t from raw)
-      where t <> '' group by lower(t)))
+      where t <> '' group by lower(t))
+    -- (an OFFSET keeps SQLite from flattening this into the select above, which would copy
+    -- the token lookups into each place that names `strong`)
+    limit -1 offset 0)
 ),
 -- The words of each term as FTS5 sees them (PAYMENTS_DB_URL → payments, db, url), each with
 -- the document frequency of its stem. term_df holds porter stems, which are prefixes of the
@@ -71,7 +81,8 @@ part(pos, w, df, idf) as materialized (
         replace(replace(replace(replace(json_quote(term.t), '"', ''), '\', ''),
         ',', '","'), '-', '","'), '_', '","'), '.', '","'), '/', '","'), ':', '","'), '@', '","'),
         '=', '","'), '+', '","'), '#', '","') || '"]') as p
-    where p.value <> '' and (not term.stop or not exists (select 1 from term where not stop)))
+    where p.value <> '' and (not term.stop or not exists (select 1 from term where not stop))
+    limit -1 offset 0)  -- (not flattened: the stem search would run once per use of d)
 ),
 -- Key terms: the query's terms minus stop words (unless it is only stop words), at most 8 (the
 -- rarest), each with its idf (of its rarest word: a phrase is as rare as its rarest word), its
@@ -79,75 +90,55 @@ part(pos, w, df, idf) as materialized (
 -- singular's group - and with the compound it makes with a neighbour, when the index holds
 -- it: "roll back" finds Rollback, "set up" finds setup) and the query's total idf; nparts:
 -- how many words the term has; jw: 1, or 1/2 for each of two words making such a compound.
-key(pos, t, n, strong, ident, df, idf, expr, total, nparts, jw) as materialized (
-  select pos, t, n, strong, ident, df, idf, expr, sum(idf) over (), nparts, jw
+key(pos, t, n, strong, ident, df, idf, expr, total, nparts, jw, tok) as materialized (
+  select pos, t, n, strong, ident, df, idf,
+    '"' || replace(t, '"', '""') || '"' || syn || coalesce(' OR "' || replace(comp, ' ', '" OR "') || '"', ''),
+    sum(idf) over (), nparts,
+    1.0 / (1 + coalesce(length(comp) - length(replace(comp, ' ', '')) + 1, 0)), tok
   from (
-    select term.pos, term.t, term.n, term.strong, term.ident, min(part.df) as df, max(part.idf) as idf,
+    select term.pos, term.t, term.n, term.strong, term.ident, term.tok, min(part.df) as df, max(part.idf) as idf,
       count(*) as nparts,
-      '"' || replace(term.t, '"', '""') || '"' || coalesce((
+      coalesce((
         select group_concat(' OR "' || s2.word || '"', '')
         from mdfts_synonyms as s1 join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
-        where s1.word in (term.n, rtrim(term.n, 's'))), '')
-      || coalesce((
-        select group_concat(' OR "' || j.w || '"', '')
-        from (select a.n || b.n as w from term as a join term as b on b.pos = a.pos + 1
-              where term.pos in (a.pos, b.pos)) as j
-        where j.w not glob '*[^a-z0-9]*' and exists (select 1 from term_df as d where d.term = j.w)), '') as expr,
-      1.0 / (1 + (select count(*)
-                  from (select a.n || b.n as w from term as a join term as b on b.pos = a.pos + 1
-                        where term.pos in (a.pos, b.pos)) as j
-                  where j.w not glob '*[^a-z0-9]*' and exists (select 1 from term_df as d where d.term = j.w))) as jw
+        where s1.word in (term.n, rtrim(term.n, 's'))), '') as syn,
+      -- (the compounds, space-separated: letters and digits only)
+      (select group_concat(j.w, ' ')
+       from (select a.n || b.n as w from term as a join term as b on b.pos = a.pos + 1
+             where term.pos in (a.pos, b.pos)) as j
+       where j.w not glob '*[^a-z0-9]*' and exists (select 1 from term_df as d where d.term = j.w)) as comp
     from term join part on part.pos = term.pos
     group by term.pos
     order by min(part.df), term.pos
-    limit 8)
+    limit 8 offset 0)  -- (not flattened: comp is used twice)
 ),
 -- The FTS5 expression: the key terms ORed, cheapest first, admitted only while the running
 -- total of rows they can match fits a budget (2,000 plus 1% of the sections, at most 5,000:
 -- what bm25 may score stays bounded however large the index grows), so a query over
 -- a large index never scores half of it for a word like "service"; the cheapest term always
 -- gets in. Common words still count as evidence below; they just do not pick candidates.
-m(expr, all_, budget, cap) as materialized (
-  select coalesce(group_concat(expr, ' OR '), '""'),
+m(expr, all_, budget, cap, describes) as materialized (
+  select coalesce(group_concat(k.expr, ' OR '), '""'),
     -- (the AND of every key term, common ones too: bm25 scores at most `cap` of its rows, and
     -- counting a term's rows for bm25's idf is cheap; none for one term: then it is the OR)
-    case when (select count(*) from key) = 1 then '""'
-         else coalesce((select group_concat('(' || expr || ')', ' AND ') from key), '""') end,
+    case when max(k.nkey) = 1 then '""' else coalesce(max(k.all_), '""') end,
     max(b.budget),
     -- (the rows bm25 may score below: the budget when even the cheapest term is over it, else
     -- four times it, as synonyms and compounds match rows their term's df does not count)
-    case when min(k.df) > max(b.budget) then max(b.budget) else 4 * max(b.budget) end from (
+    case when min(k.df) > max(b.budget) then max(b.budget) else 4 * max(b.budget) end,
+    -- (the query describes something: two or more words that are not identifiers, and it does
+    -- not ask for symptoms; see `answer`)
+    coalesce(max(k.nplain), 0) >= 2
+      and not exists (select 1 from term where n in (select cue from mdfts_roles where cue like 'symptom%'))
+  from (
     select expr, df, sum(df) over (order by df, pos rows unbounded preceding) as cum,
-      row_number() over (order by df, pos) as nth
+      row_number() over (order by df, pos) as nth, count(*) over () as nkey,
+      group_concat('(' || expr || ')', ' AND ') over (
+        order by df, pos rows between unbounded preceding and unbounded following) as all_,
+      sum(not ident) over () as nplain
     from key) as k,
     (select min(5000, 2000 + (select cast(value as integer) from mdfts_meta where key = 'sections') / 100) as budget) as b
   where nth = 1 or cum <= b.budget
-),
--- Column weights (path, file_words, title, head, trail, text, then the eleven token columns):
--- words in the heading and the file name say most about what a section is.
--- bm25 scores at most `cap` rows (FTS5 computes bm25 lazily, a row at a time, so the inner
--- limit caps the work): when even the cheapest term is over the budget, only the first
--- `budget` rows it matches compete, so the cost is capped, not the index.
-fts(id, bm) as materialized (
-  select id, bm from (
-    select rowid as id, bm25(sections_fts, 1.0, 3.0, 2.0, 4.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5) as bm
-    from sections_fts
-    where sections_fts match (select expr from m)
-    limit coalesce((select cap from m), 0))
-  order by 2
-  limit 25
-),
--- The bm25 top 15 of the sections that hold every key term (coordination at retrieval: the one
--- section naming a rare service and all the other words is not lost among thousands that
--- hold the common words).
-fts_all(id, bm) as materialized (
-  select id, bm from (
-    select rowid as id, bm25(sections_fts, 1.0, 3.0, 2.0, 4.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5) as bm
-    from sections_fts
-    where sections_fts match (select all_ from m)
-    limit coalesce((select cap from m), 0))
-  order by 2
-  limit 15
 ),
 -- Sections that hold a query term as an exact token, per term; a case-exact match counts
 -- double, and a section that defines the token (in a heading, the first column of a table, or
@@ -163,72 +154,136 @@ exact_t(id, pos, ev) as materialized (
   join tokens as tk on tk.norm = key.n and tk.section_id <= coalesce(key.cut, tk.section_id)
   group by tk.section_id, key.pos
 ),
--- Candidates: the bm25 top 25, the top 15 holding every key term and the 10 strongest
--- exact-token sections, bm25 normalised to the best (1.0); an exact-token section outside the
--- bm25 pools gets its own bm25 (else it would count as 0 against the sections holding only
--- the query's common words), and the answer beside a Symptoms section in the pools joins them
--- (see `answer` below).
-cand(id, document_id, bm_n) as materialized (
-  select id, (select document_id from sections where sections.id = u.id),
-    coalesce(min(bm) / nullif(min(min(bm)) over (), 0), 0)
+-- The 10 strongest exact-token sections.
+xcand(id) as materialized (
+  select id from exact_t group by id order by sum(ev) desc, id limit 10
+),
+-- Column weights (path, file_words, title, head, trail, text, then the eleven token columns):
+-- words in the heading and the file name say most about what a section is.
+-- bm25 scores at most `cap` rows (FTS5 computes bm25 lazily, a row at a time, so the inner
+-- limit caps the work): when even the cheapest term is over the budget, only the first
+-- `budget` rows it matches compete, so the cost is capped, not the index. Kept: the top 25,
+-- and (x) the strongest exact-token sections among the rows scored, so such a section
+-- outside the top 25 still gets its bm25 from this one pass (a bm25() per candidate would
+-- count every row holding each term again, once per candidate).
+fts(id, bm, x) as materialized (
+  select id, bm, x from (
+    select rowid as id, bm25(sections_fts, 1.0, 3.0, 2.0, 4.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5) as bm,
+      rowid in (select id from xcand) as x
+    from sections_fts
+    where sections_fts match (select expr from m)
+    limit coalesce((select cap from m), 0))
+  order by x desc, bm
+  limit 35
+),
+-- The bm25 top 15 of the sections that hold every key term (coordination at retrieval: the one
+-- section naming a rare service and all the other words is not lost among thousands that
+-- hold the common words).
+fts_all(id, bm) as materialized (
+  select id, bm from (
+    select rowid as id, bm25(sections_fts, 1.0, 3.0, 2.0, 4.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5) as bm
+    from sections_fts
+    where sections_fts match (select all_ from m)
+    limit coalesce((select cap from m), 0))
+  order by 2
+  limit 15
+),
+-- The pools: the bm25 top 25 and the top 15 holding every key term (inbm), and the 10
+-- strongest exact-token sections, each with its bm25 from the pools when it is in one, else
+-- from the OR's pass (NULL past the rows scored).
+pool(id, bm, inbm) as materialized (
+  select id, coalesce(min(case when inbm then bm end), min(bm)), max(inbm)
   from (
-    select id, bm from fts
+    select id, bm, nth <= 25 as inbm
+    from (select id, bm, x, row_number() over (order by bm) as nth from fts)
+    where nth <= 25 or x
     union all
-    select id, bm from fts_all
+    select id, bm, 1 from fts_all
     union all
-    select a.id, null
-    from sections as y join sections as a
-      on a.document_id = y.document_id and a.parent_id is y.parent_id and a.id <> y.id
-    where y.id in (select id from fts union select id from fts_all)
-      and lower(trim(y.heading)) in (select cue from mdfts_roles where cue like 'symptom%')
-      and lower(trim(a.heading)) in (select word from mdfts_roles where cue = 'fix')
-    union all
-    select x.id, case when x.id not in (select id from fts union all select id from fts_all) then (
-             select bm25(sections_fts, 1.0, 3.0, 2.0, 4.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5)
-             from sections_fts where sections_fts match (select expr from m) and rowid = x.id) end
-    from (select id from exact_t group by id order by sum(ev) desc, id limit 10) as x) as u
+    select id, null, 0 from xcand)
   group by id
 ),
--- One lookup per candidate and key term (FTS5 seeks the row): where the term's stem occurs
--- (-1 means present): anywhere (the row matches); the file name; the document (path, file
--- name, title); the heading. highlight() marks the term's matches in a short column of that
+-- Candidates: the pools, and the answer beside a Symptoms section in the bm25 pools (see
+-- `answer` below; found by the document's key within a few sections of it), bm25 normalised
+-- to the best (1.0); an exact-token section outside the bm25 pools has its own bm25 (else it
+-- would count as 0 against the sections holding only the query's common words). Per
+-- candidate, what the signals need of the section: fw, the file name's words (before the
+-- folder's), nw how many, nhead the heading's words (stop words aside).
+cand(id, document_id, bm_n, fw, nw, nhead) as materialized (
+  select id, document_id, coalesce(bm / nullif(min(bm) over (), 0), 0), fw,
+    max(1, length(fw) - length(replace(fw, ' ', '')) + 1), nhead
+  from (
+    select u.id, s.document_id, min(u.bm) as bm,
+      trim(substr(s.file_words, 1, instr(s.file_words || ' /', ' /') - 1)) as fw,
+      (select count(*) from json_each('[' || replace(json_quote(lower(s.heading)), ' ', '","') || ']') as j
+       where rtrim(ltrim(j.value, '"''`([{<'), '"''`)]}>.,:;!?') not in (select word from mdfts_stopwords)
+         and rtrim(ltrim(j.value, '"''`([{<'), '"''`)]}>.,:;!?') <> '') as nhead
+    from (
+      select id, bm from pool
+      union all
+      select a.id, null
+      from pool as p
+      join sections as y on y.id = p.id
+      join sections as a on a.document_id = y.document_id
+        and a.ordinal between y.ordinal - 50 and y.ordinal + 50 and a.parent_id is y.parent_id and a.id <> y.id
+      where p.inbm and lower(trim(y.heading)) in (select cue from mdfts_roles where cue like 'symptom%')
+        and lower(trim(a.heading)) in (select word from mdfts_roles where cue = 'fix')) as u
+    join sections as s on s.id = u.id
+    group by u.id)
+),
+-- One lookup per candidate and key term (FTS5 seeks the row): where the term's stem occurs,
+-- as bits (NULL: nowhere): 1 anywhere (the row matches), 2 the file name, 4 the document (path,
+-- file name, title), 8 the heading. highlight() marks the term's matches in a short column of that
 -- one row, so the cost does not grow with the index. (Neither bm25() - it counts every row
 -- that holds the term - nor a column filter - on a row that holds the term elsewhere FTS5
 -- reads on through the rest of the term's rows - would.)
 -- ev: the term's exact-token evidence in the candidate (NULL when it holds no such token);
 -- in_page: a section of the candidate's document holds it as an exact token (both by primary
 -- key lookups: the cost does not grow with how many sections hold the token).
-hit(id, pos, b, ev, in_page) as materialized (
+hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead) as materialized (
   select cand.id, key.pos, (
-    select json_array(-1,
-      -(instr(highlight(sections_fts, 1, char(1), ''), char(1)) > 0),
-      -(instr(highlight(sections_fts, 0, char(1), '') || highlight(sections_fts, 1, char(1), '')
-              || highlight(sections_fts, 2, char(1), ''), char(1)) > 0),
-      -(instr(highlight(sections_fts, 3, char(1), ''), char(1)) > 0))
+    select 1 + 2 * (instr(highlight(sections_fts, 1, char(1), ''), char(1)) > 0)
+      + 4 * (instr(highlight(sections_fts, 0, char(1), '') || highlight(sections_fts, 1, char(1), '')
+                   || highlight(sections_fts, 2, char(1), ''), char(1)) > 0)
+      + 8 * (instr(highlight(sections_fts, 3, char(1), ''), char(1)) > 0)
     from sections_fts where sections_fts match key.expr and rowid = cand.id),
-    (select max(key.idf * (1 + (tk.token = key.t)) * (1 + 0.5 * (tk.source in ('heading', 'definition')))) / 3.0
-     from tokens as tk where tk.norm = key.n and tk.section_id = cand.id),
-    exists (select 1 from sections as o cross join tokens as tk on tk.norm = key.n and tk.section_id = o.id
-            where o.document_id = cand.document_id)
+    case when key.tok then
+      (select max(key.idf * (1 + (tk.token = key.t)) * (1 + 0.5 * (tk.source in ('heading', 'definition')))) / 3.0
+       from tokens as tk where tk.norm = key.n and tk.section_id = cand.id) end,
+    key.tok and exists (select 1 from sections as o cross join tokens as tk on tk.norm = key.n and tk.section_id = o.id
+                        where o.document_id = cand.document_id),
+    cand.bm_n, cand.fw, cand.nw, cand.nhead
   from cand, key
 ),
 -- Per candidate and key term: found anywhere, in the file name, in the document, in the
 -- heading; ev: its exact-token evidence (0 when the document's name holds the
 -- term: then it says which document, not which section); in_page: another section of the same
 -- document holds it as an exact token (the page is about it); tok: the section holds it as an
--- exact token (whatever the document's name says).
-termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw) as materialized (
-  select hit.id, hit.pos, key.t, key.ident, key.idf, key.total, cand.bm_n,
-    -- an identifier the index holds counts only as written (PAYMENTS_DB_URL is not found in
-    -- PAYMENTS_DB_URL_RO, though FTS5 finds its words there in a row)
-    case when key.strong then hit.ev is not null
-         else coalesce(json_extract(hit.b, '$[0]') < 0, 0) end, coalesce(json_extract(hit.b, '$[1]') < 0, 0),
-    coalesce(json_extract(hit.b, '$[2]') < 0, 0), coalesce(json_extract(hit.b, '$[3]') < 0, 0),
-    case when coalesce(json_extract(hit.b, '$[2]') < 0, 0) then 0
-         else coalesce(hit.ev, 0) end,
-    hit.in_page,
-    hit.ev is not null, key.nparts, key.jw
-  from hit join key on key.pos = hit.pos join cand on cand.id = hit.id
+-- exact token (whatever the document's name says); whole: the term spells the whole file name
+-- (PaymentsGatewayDown for PaymentsGatewayDown.md); how (for --explain only): exact, stem or none.
+termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
+        whole, nw, nhead, how) as materialized (
+  select id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
+    whole, nw, nhead,
+    case when (select explain from q) then
+      case when tok then 'exact' when not (any_ or in_doc) then 'none'
+           when (select instr(lower(substr(s.text, 1, 20000) || ' ' || s.path), lower(t))
+                 from sections as s where s.id = x.id) then 'exact'
+           else 'stem' end end
+  from (
+    select hit.id, hit.pos, key.t, key.ident, key.idf, key.total, hit.bm_n,
+      -- an identifier the index holds counts only as written (PAYMENTS_DB_URL is not found in
+      -- PAYMENTS_DB_URL_RO, though FTS5 finds its words there in a row)
+      case when key.strong then hit.ev is not null
+           else hit.b is not null end as any_,
+      coalesce(hit.b & 2, 0) > 0 as in_file, coalesce(hit.b & 4, 0) > 0 as in_doc,
+      coalesce(hit.b & 8, 0) > 0 as in_head,
+      case when coalesce(hit.b & 4, 0) > 0 then 0
+           else coalesce(hit.ev, 0) end as ev,
+      hit.in_page, hit.ev is not null as tok, key.nparts, key.jw,
+      replace(hit.fw, ' ', '') = replace(replace(replace(lower(key.t), '-', ''), '_', ''), '.', '') as whole,
+      hit.nw, hit.nhead
+    from hit join key on key.pos = hit.pos) as x
 ),
 -- The signals, each between 0 and 1 (shares of the query's idf unless said otherwise):
 --   bm     bm25 over the whole query, relative to the best candidate;
@@ -254,38 +309,33 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --   role   the query asks for a kind of section ("how do I fix" → Mitigation, Solution) and
 --          the heading names one;
 --   empty  a page title (h1) with no text of its own, or a line or two (120 characters), but
---          children below it: the answer is further down. (An empty "## Troubleshooting" over its cases is an answer: it stays.)
+--          children below it: the answer is further down. (An empty "## Troubleshooting" over
+--          its cases is an answer: it stays.)
 --   ident  the share of the query's identifiers (`ident` in term) the section, its document's
 --          name or another section of its page holds as written: a section of the page that
 --          defines the flag or variable the query names beats one that only shares its
 --          common words; an absent identifier costs every hit alike.
-feature(id, bm, cover, exact, hprec, file, ident, nexact, nident) as materialized (
+-- terms: for --explain, each key term's match, in the query's order.
+feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms) as materialized (
   select th.id, max(th.bm_n),
     0.5 * sum(th.idf * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end) / max(th.total)
       + 0.5 * (sum(th.nparts * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end) / sum(th.nparts))
             * (sum(th.nparts * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end) / sum(th.nparts)),
     min(sum(th.ev) / max(th.total), 1.0),
-    min(1.0, sum(th.in_head) * 1.0 / max(f.nhead, 1)),
-    (sum(case when not th.in_file then 0
-              when replace(fw, ' ', '') = replace(replace(replace(lower(th.t), '-', ''), '_', ''), '.', '') then nw
-              else th.jw end) * 1.0 / nw)
-      * (sum(case when not th.in_file then 0
-              when replace(fw, ' ', '') = replace(replace(replace(lower(th.t), '-', ''), '_', ''), '.', '') then nw
-              else th.jw end) * 1.0 / nw)
+    min(1.0, sum(th.in_head) * 1.0 / max(max(th.nhead), 1)),
+    (sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) * 1.0 / max(th.nw))
+      * (sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) * 1.0 / max(th.nw))
       * sqrt(sum(th.idf * th.in_file) / max(th.total)),
     sum(case when not th.ident then 0 when th.tok or th.in_doc or th.in_page then 1.0 else 0 end)
       / max(sum(th.ident), 1),
-    sum(th.ident and (th.tok or th.in_doc)), sum(th.ident)
+    sum(th.ident and (th.tok or th.in_doc)), sum(th.ident),
+    -- (group_concat skips NULLs: without --explain this costs nothing)
+    '[' || group_concat(case when (select explain from q) then json_object('pos', th.pos, 'term', th.t, 'idf', th.idf,
+      'identifier', json(case when th.ident then 'true' else 'false' end), 'match', th.how) end) || ']'
   from termhit as th
-  join (select id, fw, max(1, length(fw) - length(replace(fw, ' ', '')) + 1) as nw, nhead
-        from (select s.id, trim(substr(s.file_words, 1, instr(s.file_words || ' /', ' /') - 1)) as fw,
-                (select count(*) from json_each('[' || replace(json_quote(lower(s.heading)), ' ', '","') || ']') as j
-                 where rtrim(ltrim(j.value, '"''`([{<'), '"''`)]}>.,:;!?') not in (select word from mdfts_stopwords)
-                   and rtrim(ltrim(j.value, '"''`([{<'), '"''`)]}>.,:;!?') <> '') as nhead
-              from sections as s where s.id in (select id from cand))) as f on f.id = th.id
   group by th.id
 ),
-signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident) as materialized (
+signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms) as materialized (
   select f.id, f.bm, f.cover, f.exact, f.hprec, min(f.file, 1.0),
     -- (phrase: a substring test over the section's first 20,000 characters, case folded; a
     -- phrase lookup in FTS5 would walk the doclists of the query's stop words)
@@ -300,7 +350,7 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
     (select s.level = 1 and length(trim(substr(b, instr(b || char(10), char(10))), ' =-' || char(9) || char(10))) <= 120
             and coalesce((select c.parent_id from sections as c where c.id = s.next_id) = s.id, 0)
      from (select id, level, next_id, trim(body) as b from sections where id = f.id) as s),
-    f.ident, f.nexact, f.nident
+    f.ident, f.nexact, f.nident, f.terms
   from feature as f
 ),
 -- (A section's children follow it at once: it has some when the next section's parent is it.)
@@ -311,31 +361,30 @@ weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer) as (
 -- The score before `answer`; sym: a Symptoms heading, when the query describes something (two
 -- or more words that are not identifiers) and does not ask for symptoms; ans: a Solution,
 -- Resolution, Workaround, Mitigation or Fix heading (mdfts_roles, cue 'fix').
-base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, document_id, parent_id, sym, ans) as materialized (
+base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms,
+     document_id, parent_id, sym, ans) as materialized (
   select g.id, w.bm * g.bm + w.cover * g.cover + w.exact * g.exact
                + w.hprec * g.hprec + w.file * g.file + w.phrase * g.phrase + w.role * g.role
                + w.empty * g.empty + w.ident * g.ident,
-    g.bm, g.cover, g.exact, g.hprec, g.file, g.phrase, g.role, g.empty, g.ident, g.nexact, g.nident,
+    g.bm, g.cover, g.exact, g.hprec, g.file, g.phrase, g.role, g.empty, g.ident, g.nexact, g.nident, g.terms,
     s.document_id, s.parent_id,
     lower(trim(s.heading)) in (select cue from mdfts_roles where cue like 'symptom%')
-      and not exists (select 1 from term where n in (select cue from mdfts_roles where cue like 'symptom%'))
-      and (select count(*) from key where not ident) >= 2,
+      and (select describes from m),
     lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'fix')
   from signal as g join sections as s on s.id = g.id, weight as w
 ),
 -- answer: a Solution (Resolution, Workaround, ...) beside a Symptoms section under the same
 -- heading takes the Symptoms' score and a hair more (in score points, not 0-1): a query that
 -- describes a problem matches where the page restates it, but it asks for the fix.
-ranked(id, score, bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, nexact, nident) as (
+ranked(id, score, bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, nexact, nident, terms) as (
   select b.id, round(b.score0 + w.answer * b.answer, 6),
-    b.bm, b.cover, b.exact, b.hprec, b.file, b.phrase, b.role, b.empty, b.ident, b.answer, b.nexact, b.nident
-  from (select b.*, case when b.ans then max(0, coalesce((
-                select max(o.score0) from base as o
-                where o.sym and o.document_id = b.document_id and o.parent_id is b.parent_id), 0) + 0.001 - b.score0)
-              else 0 end as answer
+    b.bm, b.cover, b.exact, b.hprec, b.file, b.phrase, b.role, b.empty, b.ident, b.answer, b.nexact, b.nident, b.terms
+  from (select b.*, case when b.ans then max(0, coalesce(max(case when b.sym then b.score0 end)
+                           over (partition by b.document_id, b.parent_id), 0) + 0.001 - b.score0)
+                    else 0 end as answer
         from base as b) as b, weight as w
   order by 2 desc, 1
-  limit coalesce(nullif(:limit, ''), 10)
+  limit (select lim from q)
 )
 select
   row_number() over (order by r.score desc, r.id) as rank,
@@ -376,11 +425,8 @@ select
                       union all select 'empty', r.empty, w.empty from weight as w
                       union all select 'ident', r.ident, w.ident from weight as w
                       union all select 'answer', r.answer, w.answer from weight as w)),
-    'terms', (select json_group_array(json_object('term', th.t, 'idf', th.idf, 'identifier', json(case when th.ident then 'true' else 'false' end),
-                'match', case when th.tok then 'exact' when not (th.any_ or th.in_doc) then 'none'
-                              when instr(lower(substr(s.text, 1, 20000) || ' ' || s.path), lower(th.t)) then 'exact'
-                              else 'stem' end))
-              from (select * from termhit where termhit.id = r.id order by pos) as th)) end as explain
+    'terms', (select json_group_array(json_remove(j.value, '$.pos'))
+              from (select value from json_each(r.terms) order by json_extract(value, '$.pos')) as j)) end as explain
 from ranked as r
 join sections as s on s.id = r.id
 order by r.score desc, r.id;
