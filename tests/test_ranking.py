@@ -121,6 +121,37 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "kiln stalls halfway through a glaze firing",
         ("guides/kiln-problems.md", "Solution"),
     ),
+    # A kebab-case flag of three parts is an identifier: the one section that holds it beats
+    # the "Feature flags" sections that hold only the query's common words.
+    "kebab-flag-beside-common-words": (
+        {
+            "kilns/north.md": (
+                "# North kiln\n\n## Feature flags\n\nThe north kiln reads `vent-delay` and `door-lock` "
+                "at start.\n\n## Firing\n\nFire the north kiln at night.\n"),
+            "kilns/south.md": (
+                "# South kiln\n\n## Feature flags\n\nThe south kiln reads `door-lock` only.\n\n"
+                "## Firing\n\nFire the south kiln by day.\n"),
+            "kilns/east.md": "# East kiln\n\n## Feature flags\n\nThe east kiln has no flags of its own.\n",
+            "glaze/drip.md": (
+                "# Drip guard\n\n## Turning it on\n\nSet `glaze-drip-guard` to true and the shelf tray "
+                "catches runs before they reach the kiln floor.\n"),
+        },
+        "enable the glaze-drip-guard flag",
+        ("glaze/drip.md", "Turning it on"),
+    ),
+    # A page title with a line of its own (up to 120 characters) over its sections is still a
+    # title: the section below that answers wins.
+    "title-with-one-line-intro": (
+        {
+            "notes/clay.md": (
+                "# Clay storage\n\nWhere the clay lives between orders.\n\n## Bins\n\nClay storage bins "
+                "stay sealed; clay storage shelves hold the bins off the floor.\n\n## Labels\n\nEach bin "
+                "carries the date it was wedged.\n"),
+            "notes/tools.md": "# Tools\n\nWire cutters and ribs live by the sink.\n",
+        },
+        "clay storage",
+        ("notes/clay.md", "Bins"),
+    ),
 }
 
 
