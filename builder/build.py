@@ -1,6 +1,6 @@
 """build_index(): discover → read → parse → split → extract tokens → write, each stage timed.
 
-The stages are discover(), read_source(), stream_blocks(), sections.Splitter, extract_tokens()
+The stages are discover(), read_source(), stream_blocks(), sections.Splitter, strongest_sources()
 and IndexWriter; this module runs them in order, in worker processes or here, on one clock.
 """
 
@@ -26,7 +26,7 @@ from mdfts.parse import stream_blocks
 from mdfts.provenance import Provenance, artifact_version as _artifact_version, read_provenance
 from mdfts.queries import package_queries
 from mdfts.sections import Document, Section, Splitter, normalize_text
-from mdfts.tokens import extract_tokens
+from mdfts.tokens import strongest_sources
 from mdfts.workers import default_workers, ordered_map
 from mdfts.write import DocumentRows, IndexWriter, RowsMismatch, WriteStats, prepare_rows
 
@@ -337,7 +337,7 @@ def _document(src: SourceText, clock: StageClock,
     # The splitter makes a section's exact tokens as it closes it (and every few dozen pieces of
     # a long one), so they are never all alive at once: the token stage runs inside split.
     # No plain text: the rows hold the body, and the index derives the rest from it.
-    splitter = Splitter(src.path, text, to, plain_text=False, extract=clock.within("tokens", extract_tokens))
+    splitter = Splitter(src.path, text, to, plain_text=False, extract=clock.within("tokens", strongest_sources))
     clock.switch("parse")
     # Parsing hands its top-level blocks to the splitter a few at a time: memory is a few blocks'
     # markdown-it tokens, not the document's.

@@ -1,6 +1,6 @@
 """Block tokens → a Document of Sections: one per heading, plus the lead text before the first.
 
-Splitter is the build's split stage (stream_blocks feeds it, extract_tokens is its token stage);
+Splitter is the build's split stage (stream_blocks feeds it, strongest_sources is its token stage);
 split_sections() and stream_sections() run parse, split and tokens on one text.
 """
 
@@ -13,13 +13,16 @@ import re
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from mdfts.errors import SourceError
 from mdfts.parse import Token, heading_text, plain_inline, slugify, split_code_spans, stream_blocks
-from mdfts.tokens import SOURCES, ExactToken, extract_tokens
+from mdfts.tokens import SOURCES, ExactToken, strongest_sources
+
+if TYPE_CHECKING:
+    from mdfts.artifact import TokenKind, TokenSource
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +198,10 @@ def _front_matter(path: str, content: str) -> dict[str, Any]:
 _TAGS = re.compile(r"<[^<>]*>")  # [^<>]: a run of unclosed "<" stays linear
 
 
+# The token stage as the splitter calls it: (source, text) pieces → {(token, kind): strongest source}.
+_Extract = Callable[[list[tuple[str, str]]], "dict[tuple[str, TokenKind], TokenSource]"]
+
+
 class Splitter:
     """Block tokens → sections, one top-level block at a time (stream_blocks' sink).
 
@@ -204,10 +211,10 @@ class Splitter:
     """
 
     def __init__(self, path: str, text: str, sink: Callable[[Section, str], None], plain_text: bool,
-                 extract: Callable[[list[tuple[str, str]]], list[ExactToken]] = extract_tokens) -> None:
-        """:param extract: the token stage, (source, text) pieces → exact tokens (extract_tokens;
-            the build passes it timed). It runs as each section closes, and every _FLUSH_RUNS
-            pieces of a long one, so a section's pieces never pile up."""
+                 extract: _Extract = strongest_sources) -> None:
+        """:param extract: the token stage, (source, text) pieces → {(token, kind): strongest
+            source} (strongest_sources; the build passes it timed). It runs as each section
+            closes, and every _FLUSH_RUNS pieces of a long one, so a section's pieces never pile up."""
         self.path, self.text, self.sink, self.plain_text = path, text, sink, plain_text
         self.extract = extract
         # Offsets of line starts (CRLF and CR are already LF): 8 bytes a line, where a list of the
@@ -229,7 +236,7 @@ class Splitter:
         self.raw = ""
         self.open = False
         self.pieces: list[tuple[str, list[str]]] = []  # (source, texts) runs not yet made tokens
-        self.found: dict[tuple[str, str], ExactToken] = {}  # tokens extracted so far
+        self.found: dict[tuple[str, TokenKind], TokenSource] = {}  # tokens extracted so far
         self.texts: list[str] = []
         self.slugger = _Slugger()
         self.stack: list[tuple[int, int, str]] = []  # (level, ordinal, heading) of open ancestors
@@ -278,10 +285,14 @@ class Splitter:
         pieces = head + [(source, "\n".join(parts)) for source, parts in self.pieces]
         self.pieces = []
         best = self.found
-        for tok in self.extract(pieces):  # the same keep-the-strongest rule as extract_tokens'
-            key = (tok.token, tok.kind)
-            if key not in best or _RANK[tok.source] < _RANK[best[key].source]:
-                best[key] = tok
+        found = self.extract(pieces)
+        if not best:
+            self.found = found  # one batch (most sections): nothing to merge
+            return
+        for key, source in found.items():  # the same keep-the-strongest rule as extract_tokens'
+            seen = best.get(key)
+            if seen is None or _RANK[source] < _RANK[seen]:
+                best[key] = source
 
     def _inline(self, content: str, first_cell: bool) -> None:
         prose, spans = split_code_spans(content)
@@ -366,7 +377,7 @@ class Splitter:
             path=self.path, ordinal=idx, level=level, heading=heading, trail=trail, anchor=anchor,
             start_line=start + 1, end_line=max(end, start + 1), parent=parent, body=body,
             text="\n".join(t for t in plain + texts if t.strip()) if self.plain_text else "",
-            tokens=tuple(best[k] for k in sorted(best)),
+            tokens=tuple(ExactToken(token, kind, best[token, kind]) for token, kind in sorted(best)),
         ))
 
     def title(self) -> str:

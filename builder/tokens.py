@@ -12,7 +12,7 @@ from mdfts.artifact import KINDS, SOURCES
 if TYPE_CHECKING:  # types only: mdfts.artifact defines them for the type checker alone
     from mdfts.artifact import TokenKind, TokenSource
 
-__all__ = ["KINDS", "SOURCES", "ExactToken", "extract_tokens", "normalize"]
+__all__ = ["KINDS", "SOURCES", "ExactToken", "extract_tokens", "normalize", "strongest_sources"]
 
 _RANK = {s: i for i, s in enumerate(SOURCES)}
 
@@ -74,13 +74,19 @@ def _strip(word: str) -> str:
 
 
 def _classify_word(word: str, in_code: bool) -> TokenKind | None:
-    if _ENV.fullmatch(word):
+    # Each pattern runs only when the word has what every match of it has (an `_` for _ENV and
+    # _SNAKE, a `.` for _VERSION and _DOTTED, a capital for _CAMEL, a `-` for _KEBAB, a capital
+    # then a digit or `_` for _ERROR): most words that get here (HTTP, 30s, 2024) match none.
+    underscore = "_" in word
+    if underscore and _ENV.fullmatch(word):
         return "error_code" if word.startswith(("ERR_", "E_")) else "env_var"
-    if _ERROR.fullmatch(word):
+    if ("A" <= word[0] <= "Z" and (underscore or any(c.isdigit() for c in word))
+            and _ERROR.fullmatch(word)):
         return "error_code"
-    if _VERSION.fullmatch(word):
+    dot = "." in word
+    if dot and _VERSION.fullmatch(word):
         return "version"
-    if _DOTTED.fullmatch(word):
+    if dot and _DOTTED.fullmatch(word):
         parts = word.split(".")
         last = parts[-1].lower()
         if last in _FILE_EXT:
@@ -90,11 +96,11 @@ def _classify_word(word: str, in_code: bool) -> TokenKind | None:
         if last in _HOST_END and len(parts) >= 2:
             return "host"
         return "dotted"
-    if "_" in word and _SNAKE.fullmatch(word) and any(c.isalpha() for c in word):
+    if underscore and _SNAKE.fullmatch(word) and any(c.isalpha() for c in word):
         return "identifier"
-    if _CAMEL.fullmatch(word):
+    if word.lower() != word and _CAMEL.fullmatch(word):
         return "identifier"
-    if _KEBAB.fullmatch(word) and any(c.isalpha() for c in word):
+    if "-" in word and _KEBAB.fullmatch(word) and any(c.isalpha() for c in word):
         if in_code or any(c.isdigit() for c in word):
             return "name"
     return None
@@ -155,6 +161,13 @@ def extract_tokens(pieces: Iterable[tuple[str, str]]) -> list[ExactToken]:
 
     The result is de-duplicated on (token, kind), keeping the strongest source, and sorted.
     """
+    best = strongest_sources(pieces)
+    return [ExactToken(token, kind, best[token, kind]) for token, kind in sorted(best)]
+
+
+def strongest_sources(pieces: Iterable[tuple[str, str]]) -> dict[tuple[str, TokenKind], TokenSource]:
+    """extract_tokens() as {(token, kind): strongest source}, unsorted: what the splitter merges
+    a long section's batches of pieces in, before it makes the section's ExactTokens once."""
     found: list[_Found] = []
     # Pieces of one source are scanned as one text: a chunk never spans a line break, so the
     # tokens are the same, for one _scan() call per source instead of one per paragraph.
@@ -176,4 +189,4 @@ def extract_tokens(pieces: Iterable[tuple[str, str]]) -> list[ExactToken]:
         seen = best.get((token, kind))
         if seen is None or _RANK[where] < _RANK[seen]:
             best[(token, kind)] = where
-    return [ExactToken(token, kind, best[token, kind]) for token, kind in sorted(best)]
+    return best

@@ -181,3 +181,42 @@ def test_kinds_and_sources_are_the_literal_types_names_in_order() -> None:
                 for node in ast.walk(tree) if isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript)
                 and isinstance(node.targets[0], ast.Name) and node.targets[0].id in ("TokenKind", "TokenSource")}
     assert literals == {"TokenKind": KINDS, "TokenSource": SOURCES}
+
+
+def _classify_every_pattern(word: str, in_code: bool) -> str | None:
+    """_classify_word as it was before its patterns were gated by cheap tests: every pattern tried."""
+    from mdfts import tokens as t
+
+    if t._ENV.fullmatch(word):
+        return "error_code" if word.startswith(("ERR_", "E_")) else "env_var"
+    if t._ERROR.fullmatch(word):
+        return "error_code"
+    if t._VERSION.fullmatch(word):
+        return "version"
+    if t._DOTTED.fullmatch(word):
+        parts = word.split(".")
+        last = parts[-1].lower()
+        if last in t._FILE_EXT:
+            return "file_path"
+        if max(len(p) for p in parts) < 2:
+            return None
+        if last in t._HOST_END and len(parts) >= 2:
+            return "host"
+        return "dotted"
+    if "_" in word and t._SNAKE.fullmatch(word) and any(c.isalpha() for c in word):
+        return "identifier"
+    if t._CAMEL.fullmatch(word):
+        return "identifier"
+    if t._KEBAB.fullmatch(word) and any(c.isalpha() for c in word):
+        if in_code or any(c.isdigit() for c in word):
+            return "name"
+    return None
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(list("aAzZeE_-.$09vRkx²٣é") + ["ERR", "com", "md", "HTTP"]), min_size=2,
+                max_size=10).map("".join), st.booleans())
+def test_gated_patterns_classify_every_word_as_before(word: str, in_code: bool) -> None:
+    from mdfts.tokens import _classify_word
+
+    assert _classify_word(word, in_code) == _classify_every_pattern(word, in_code)
