@@ -26,7 +26,8 @@ from mdfts.errors import IndexVersionError, MdftsError
 
 # Tables a reader never needs to browse: the ranking's lookup tables. Datasette hides the
 # sections_fts* tables by itself.
-HIDDEN_TABLES = ("term_df", "token_df", "mdfts_stopwords", "mdfts_synonyms", "mdfts_roles")
+HIDDEN_TABLES = ("term_df", "token_df", "mdfts_stopwords", "mdfts_synonyms", "mdfts_roles",
+                 "token_rows")  # (the compact rows behind the view tokens)
 # Exact-token columns offered as array facets: the kinds people filter a docs tree by.
 FACET_ARRAYS = ("env_vars", "cli_flags", "error_codes")
 SQL_TIME_LIMIT_MS = 1000
@@ -81,7 +82,7 @@ class IndexFacts:
 
     meta: dict[str, str]
     queries: list[StoredQuery]
-    table_sql: dict[str, str] = field(default_factory=dict)  # table → CREATE statement
+    table_sql: dict[str, str] = field(default_factory=dict)  # table or view → CREATE statement
 
     @property
     def source_url(self) -> str | None:
@@ -92,7 +93,7 @@ def read_facts(conn: sqlite3.Connection) -> IndexFacts | None:
     """The facts of an mdfts index; None when the database is not one (by application_id)."""
     if not is_index(conn):
         return None
-    tables = dict(conn.execute("select name, sql from sqlite_master where type = 'table'").fetchall())
+    tables = dict(conn.execute("select name, sql from sqlite_master where type in ('table', 'view')").fetchall())
     meta = read_meta(conn) if "mdfts_meta" in tables else {}
     queries = list(read_stored_queries(conn).values()) if "mdfts_queries" in tables else []
     return IndexFacts(meta, queries, tables)
@@ -115,6 +116,8 @@ def read_facts_file(path: Path) -> IndexFacts:
 
 
 _COLUMN_LINE = re.compile(r"^\s*([a-z_]\w*)\s+(?:text|integer|real|blob)\b(.*)$", re.I)
+# A view's column list: one name a line, with or without a comment (schema.sql's `sections`).
+_VIEW_COLUMN_LINE = re.compile(r"^\s*([a-z_]\w*)(\s*,?\s*(?:--.*)?)$", re.I)
 
 
 def column_descriptions(create_sql: str) -> dict[str, str]:
@@ -127,7 +130,7 @@ def column_descriptions(create_sql: str) -> dict[str, str]:
         if stripped.startswith("--"):
             pending.append(stripped[2:].strip())
             continue
-        m = _COLUMN_LINE.match(line)
+        m = _COLUMN_LINE.match(line) or _VIEW_COLUMN_LINE.match(line)
         if not m:
             continue
         name, rest = m.groups()
@@ -138,7 +141,7 @@ def column_descriptions(create_sql: str) -> dict[str, str]:
         elif name in COLUMN_NOTES:
             out[name] = COLUMN_NOTES[name]
     for column in KIND_COLUMNS.values():  # one note a kind, over schema.sql's shared comment
-        if re.search(rf"^\s*{column}\s", create_sql, re.M):
+        if re.search(rf"^\s*{column}[\s,]", create_sql, re.M):
             out[column] = COLUMN_NOTES[column]
     return out
 

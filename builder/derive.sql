@@ -24,7 +24,7 @@ insert into token_df
 select norm, count(distinct section_id) as df,
        round(mdfts_ln(1.0 + ((select count(*) from sections) - count(distinct section_id) + 0.5)
                       / (count(distinct section_id) + 0.5)), 4)
-from tokens group by norm having count(distinct section_id) > 1 order by norm;
+from token_rows group by norm having count(distinct section_id) > 1 order by norm;
 
 -- Words a search ignores unless the query has nothing else.
 create table mdfts_stopwords (word text primary key) without rowid;

@@ -16,18 +16,18 @@ create table documents (
   lines        integer not null,
   sections     integer not null,
   last_commit  text,                   -- git: last commit that touched the file (when known)
-  rows_sha256  text not null           -- sha256 of the document's rows (build --previous checks it)
+  rows_sha256  text not null,          -- sha256 of the document's rows (build --previous checks it)
+  file_words   text not null           -- the file name's words for search (mdfts.words.file_words)
 );
 
 create table sections (
   id           integer primary key,
   document_id  integer not null references documents(id),
   path         text not null,
-  title        text not null,          -- the document's title (repeated here for search)
   ordinal      integer not null,       -- position in the document, from 0
   level        integer not null,       -- 1-6 for headings; 0 for the lead text before the first
   heading      text not null,
-  trail        text not null,          -- JSON array: ancestor headings, then this heading
+  ancestors    text,                   -- JSON array: the ancestor headings; NULL when none
   anchor       text not null,          -- GitHub-compatible slug (-1, -2 for repeats)
   start_line   integer not null,       -- 1-based, inclusive, the heading's own line
   end_line     integer not null,       -- 1-based, inclusive
@@ -36,7 +36,6 @@ create table sections (
   next_id      integer references sections(id),
   body         text not null,          -- the section's markdown, heading line included
   chars        integer not null,       -- length of body
-  file_words   text not null,          -- the file name's words for search (mdfts.words.file_words)
   heading_parts text not null,         -- CamelCase parts of the heading's words, '' when none
   env_vars     text,                   -- JSON arrays of exact tokens, one column per kind;
   cli_flags    text,                   -- NULL when the section has none of that kind
@@ -59,14 +58,83 @@ create table sections (
 );
 create index sections_document on sections(document_id, ordinal);
 
-create table tokens (
+-- A section with what it shares with others, read rather than stored a second time: its
+-- document's title and file name words, and its trail (ancestors and heading): copies in every
+-- row cost 0.12x the corpus bytes. What sections_fts indexes (its external content) and what
+-- the shipped queries read when they need those columns.
+create view sections_full (
+  id,            -- 1, 2, ... in (document path, position) order
+  document_id,   -- the document (file) this section belongs to
+  path,          -- the document's path
+  title,         -- the document's title
+  ordinal,       -- position in the document, from 0
+  level,         -- 1-6 for headings; 0 for the lead text before the first
+  heading,       -- the heading's text, inline markup removed; '' for the lead
+  trail,         -- JSON array: ancestor headings, then this heading ([] for the lead)
+  anchor,        -- GitHub-compatible slug (-1, -2 for repeats)
+  start_line,    -- 1-based, inclusive, the heading's own line
+  end_line,      -- 1-based, inclusive
+  parent_id,     -- the enclosing section (one level up), if any
+  prev_id,       -- the previous section in the same file
+  next_id,       -- the next section in the same file
+  body,          -- the section's markdown, heading line included
+  chars,         -- length of body
+  file_words,    -- the file name's words for search (mdfts.words.file_words)
+  heading_parts, -- CamelCase parts of the heading's words, '' when none
+  env_vars,      -- JSON arrays of exact tokens, one column per kind;
+  cli_flags,     -- NULL when the section has none of that kind
+  error_codes,
+  identifiers,
+  names,
+  versions,
+  dotted_names,
+  file_paths,
+  urls,
+  hosts,
+  code_spans,
+  text,          -- plain text, computed on read from body (emphasis and code markers removed)
+  head           -- the heading with its CamelCase parts, as search matches it
+) as select
+  s.id, s.document_id, s.path, d.title, s.ordinal, s.level, s.heading,
+  -- the trail: the same JSON text schema 3 stored (a lookup of the parents would cost every
+  -- search a few percent: sections_fts reads every column of each row it highlights)
+  case when s.level = 0 then '[]'
+       when s.ancestors is null then '[' || json_quote(s.heading) || ']'
+       else substr(s.ancestors, 1, length(s.ancestors) - 1) || ', ' || json_quote(s.heading) || ']' end,
+  s.anchor, s.start_line, s.end_line, s.parent_id, s.prev_id, s.next_id, s.body, s.chars,
+  d.file_words, s.heading_parts, s.env_vars, s.cli_flags, s.error_codes, s.identifiers, s.names,
+  s.versions, s.dotted_names, s.file_paths, s.urls, s.hosts, s.code_spans, s.text, s.head
+-- (a left join on the key: SQLite leaves it out of a query that reads no documents column)
+from sections as s left join documents as d on d.id = s.document_id;
+
+-- The exact tokens, compact: `written` is '' when the token as written is its lookup form and
+-- '^' when it is that form in capitals (most are one or the other); kind and source are the
+-- positions of their names in the view `tokens` below. Read them through that view.
+create table token_rows (
   norm       text not null,            -- lookup form: trimmed, ASCII lower-case
   section_id integer not null references sections(id),
-  token      text not null,            -- as written
-  kind       text not null,            -- env_var, cli_flag, error_code, identifier, name, ...
-  source     text not null,            -- strongest place seen: heading, code, fence or text
-  primary key (norm, section_id, token, kind)
+  written    text not null,            -- the token as written: '' = norm, '^' = upper(norm), else itself
+  kind       integer not null,         -- 0-10: the kinds in the order of the view tokens
+  source     integer not null,         -- 0-4: heading, definition, code, fence, text
+  primary key (norm, section_id, written, kind)
 ) without rowid;
+
+-- Exact-token lookup (token → section): look up with `where norm = lower(:token)`.
+create view tokens (
+  norm,        -- lookup form: trimmed, ASCII lower-case
+  section_id,  -- the section (sections.id)
+  token,       -- as written
+  kind,        -- env_var, cli_flag, error_code, identifier, name, ...
+  source       -- strongest place seen: heading, definition, code, fence or text
+) as select
+  norm, section_id,
+  case written when '' then norm when '^' then upper(norm) else written end,
+  case kind when 0 then 'url' when 1 then 'host' when 2 then 'cli_flag' when 3 then 'file_path'
+    when 4 then 'env_var' when 5 then 'error_code' when 6 then 'identifier' when 7 then 'name'
+    when 8 then 'version' when 9 then 'dotted' when 10 then 'code' end,
+  case source when 0 then 'heading' when 1 then 'definition' when 2 then 'code' when 3 then 'fence'
+    when 4 then 'text' end
+from token_rows;
 
 -- porter: FTS5's built-in English stemmer over unicode61 words (rolling, rolled → roll), in
 -- every FTS5 build. Exact identifiers are matched through `tokens`, not stems.
@@ -74,7 +142,9 @@ create virtual table sections_fts using fts5(
   path, file_words, title, head, trail, text,
   env_vars, cli_flags, error_codes, identifiers, names, versions, dotted_names,
   file_paths, urls, hosts, code_spans,
-  content="sections", content_rowid="id",
+  -- The rows of sections, read through sections_full (which adds title, trail, file_words).
+  -- Datasette offers its search box on the table it finds named here as content="sections".
+  content="sections_full", content_rowid="id",
   tokenize="porter unicode61 remove_diacritics 2"
 );
 

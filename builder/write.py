@@ -13,7 +13,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from mdfts.artifact import APPLICATION_ID, KIND_COLUMNS, SCHEMA_VERSION, TOKENIZER, load_sql
+from mdfts.artifact import APPLICATION_ID, KIND_COLUMNS, KINDS, SCHEMA_VERSION, SOURCES, TOKENIZER, load_sql
 from mdfts.errors import MdftsError
 from mdfts.words import file_words, heading_parts
 
@@ -27,10 +27,15 @@ if TYPE_CHECKING:
 _BATCH_CHARS = 1 << 20
 _BATCH_TOKENS = 20_000
 
+# sections' stored columns; the view `sections_full` adds title, trail and file_words.
 _SECTION_COLUMNS = (
-    "id, document_id, path, title, ordinal, level, heading, trail, anchor, start_line, end_line, "
-    "parent_id, prev_id, next_id, body, chars, file_words, heading_parts, " + ", ".join(KIND_COLUMNS.values())
+    "id, document_id, path, ordinal, level, heading, ancestors, anchor, start_line, end_line, "
+    "parent_id, prev_id, next_id, body, chars, heading_parts, " + ", ".join(KIND_COLUMNS.values())
 )
+_DOCUMENT_COLUMNS = "id, path, title, front_matter, sha256, bytes, lines, sections, rows_sha256, file_words"
+# token_rows' kind and source: the position of the name (the view `tokens` spells them out).
+_KIND_CODE: dict[str, int] = {k: i for i, k in enumerate(KINDS)}
+_SOURCE_CODE: dict[str, int] = {k: i for i, k in enumerate(SOURCES)}
 
 
 _SHIFTED = {"id", "parent_id", "prev_id", "next_id"}  # section ids, shifted by :delta when copied
@@ -44,8 +49,9 @@ _COPY_SECTIONS = (
 )
 # last_commit is left out: provenance belongs to this build, not to the one that wrote the rows.
 _COPY_DOCUMENT = (
-    "insert into documents (id, path, title, front_matter, sha256, bytes, lines, sections, rows_sha256) "
-    "select ?, path, title, front_matter, sha256, bytes, lines, sections, rows_sha256 from prev.documents where id = ?"
+    f"insert into documents ({_DOCUMENT_COLUMNS}) "
+    "select ?, path, title, front_matter, sha256, bytes, lines, sections, rows_sha256, file_words "
+    "from prev.documents where id = ?"
 )
 
 
@@ -68,6 +74,40 @@ DocumentRows = tuple[str, str, tuple[object, ...], list[SectionRow], list[tuple[
 _INSERT_SECTION = (
     f"insert into sections ({_SECTION_COLUMNS}) values ({', '.join('?' * len(_SECTION_COLUMNS.split(',')))})"
 )
+_INSERT_DOCUMENT = f"insert into documents ({_DOCUMENT_COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+# A token can normalise to the same form twice in a section (`X.` and `X`): keep one row.
+_INSERT_TOKEN = "insert or ignore into token_rows values (?, ?, ?, ?, ?)"
+
+
+def _stored_section(sid: int, doc_id: int, head: tuple[object, ...], parent_id: int | None,
+                    prev_id: int | None, next_id: int | None, tail: tuple[object, ...]) -> tuple[object, ...]:
+    """sections' values from a prepared row: title (head) and file_words (tail) are the view's to
+    give, and the trail it makes from ancestors and heading."""
+    path, _title, ordinal, level, heading, trail, anchor, start, end = head
+    body, chars, _words, parts, *kinds = tail
+    return (sid, doc_id, path, ordinal, level, heading, _ancestors(trail), anchor, start, end, parent_id,
+            prev_id, next_id,
+            body, chars, parts, *kinds)
+
+
+def _ancestors(trail: object) -> str | None:
+    """sections.ancestors from the trail's JSON text: the same array without its last item (the
+    section's own heading), NULL when that leaves none; the view sections_full splices it back."""
+    assert isinstance(trail, str)
+    cut = trail.rfind(', "')  # the encoder's item separator: a heading's own ", " is escaped as \"
+    return trail[:cut] + "]" if cut > 0 else None
+
+
+def _stored_token(norm: str, sid: int, token: str, kind: str, source: str) -> tuple[object, ...]:
+    """token_rows' values: the token as written is '' when it is its lookup form and '^' when it
+    is that form in ASCII capitals (SQLite's upper() gives it back)."""
+    if token == norm:
+        written = ""
+    elif token.isascii() and token == norm.upper():
+        written = "^"
+    else:
+        written = token
+    return (norm, sid, written, _KIND_CODE[kind], _SOURCE_CODE[source])
 
 
 class RowsMismatch(MdftsError):
@@ -134,7 +174,7 @@ _REUSED_SECTIONS = (
     "s.path, s.level, s.heading, s.trail, s.anchor, s.start_line, s.end_line, "
     "(select p.ordinal from prev.sections as p where p.id = s.parent_id), "
     f"s.body, s.chars, s.file_words, s.heading_parts, {_KIND_SQL}, s.title = d.title "
-    "from prev.sections as s join _mdfts_reuse as r on r.old_id = s.document_id "
+    "from prev.sections_full as s join _mdfts_reuse as r on r.old_id = s.document_id "
     "join prev.documents as d on d.id = s.document_id order by s.document_id, s.ordinal"
 )
 _REUSED_TOKENS = (
@@ -324,20 +364,16 @@ class IndexWriter:
         self.next_section_id += len(section_rows)
         self.digest.update(f"{path}\0{sha256}\n".encode())
         db = self.db
-        db.execute(
-            "insert into documents (id, path, title, front_matter, sha256, bytes, lines, sections, rows_sha256) "
-            "values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (doc_id, *doc_values, _rows_digest(doc_values, section_rows, token_rows)),
-        )
+        db.execute(_INSERT_DOCUMENT,
+                   (doc_id, *doc_values, _rows_digest(doc_values, section_rows, token_rows), file_words(path)))
         last = first + len(section_rows) - 1
         db.executemany(_INSERT_SECTION, [
-            (first + o, doc_id, *head, None if parent is None else first + parent,
-             first + o - 1 if o else None, first + o + 1 if first + o < last else None, *tail)
+            _stored_section(first + o, doc_id, head, None if parent is None else first + parent,
+                            first + o - 1 if o else None, first + o + 1 if first + o < last else None, tail)
             for o, head, parent, tail in section_rows
         ])
-        # A token can normalise to the same form twice in a section (`X.` and `X`): keep one row.
-        db.executemany("insert or ignore into tokens values (?, ?, ?, ?, ?)",
-                       [(norm, first + o, token, kind, source) for norm, o, token, kind, source in token_rows])
+        db.executemany(_INSERT_TOKEN, [_stored_token(norm, first + o, token, kind, source)
+                                       for norm, o, token, kind, source in token_rows])
         self.n_tokens += len(token_rows)
 
     # -- one document streamed section by section (stream_sections), for files too big to hold --
@@ -350,10 +386,9 @@ class IndexWriter:
         self._doc_id = self.next_doc_id
         self._first = self.next_section_id
         self._rows: list[tuple[object, ...]] = []
-        self._token_rows: list[tuple[str, int, str, str, str]] = []
+        self._token_rows: list[tuple[object, ...]] = []
         self._held = 0  # characters of body in _rows
         self._last: tuple[Section, str] | None = None  # written once the next one says it is not last
-        self._titles: set[str] = set()
         self._written = 0
         self._words: str | None = None
         self._rows_digest = _RowsDigest()
@@ -372,10 +407,10 @@ class IndexWriter:
         o, head, parent, tail = _section_row(s.path, title, self._words, s, tokens)
         self._rows_digest.section(o, _digest_values(head, parent, tail), is_last,
                                   [(norm, token, kind, source) for norm, _, token, kind, source in tokens])
-        self._titles.add(title)
-        self._rows.append((first + o, self._doc_id, *head, None if parent is None else first + parent,
-                           first + o - 1 if o else None, None if is_last else first + o + 1, *tail))
-        self._token_rows.extend((norm, first + o, token, kind, source) for norm, o, token, kind, source in tokens)
+        self._rows.append(_stored_section(first + o, self._doc_id, head, None if parent is None else first + parent,
+                                          first + o - 1 if o else None, None if is_last else first + o + 1, tail))
+        self._token_rows.extend(_stored_token(norm, first + o, token, kind, source)
+                                for norm, o, token, kind, source in tokens)
         self._written += 1
         self._held += len(s.body)
         if self._held > _BATCH_CHARS or len(self._token_rows) > _BATCH_TOKENS:
@@ -383,7 +418,7 @@ class IndexWriter:
 
     def _flush_rows(self) -> None:
         self.db.executemany(_INSERT_SECTION, self._rows)
-        self.db.executemany("insert or ignore into tokens values (?, ?, ?, ?, ?)", self._token_rows)
+        self.db.executemany(_INSERT_TOKEN, self._token_rows)
         self.n_tokens += len(self._token_rows)
         self._rows, self._token_rows, self._held = [], [], 0
 
@@ -400,13 +435,10 @@ class IndexWriter:
         self.next_section_id += doc.n_sections
         self.digest.update(f"{doc.path}\0{doc.sha256}\n".encode())
         values = _document_values(doc)
-        self.db.execute(
-            "insert into documents (id, path, title, front_matter, sha256, bytes, lines, sections, rows_sha256) "
-            "values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (self._doc_id, *values, self._rows_digest.document(values)),
-        )
-        if self._titles - {doc.title}:  # rows written before a late first h1 named the document
-            self.db.execute("update sections set title = ? where document_id = ?", (doc.title, self._doc_id))
+        # (the title lives here only, so rows written before a late first h1 named the document
+        # read the right one through the view)
+        self.db.execute(_INSERT_DOCUMENT, (self._doc_id, *values, self._rows_digest.document(values),
+                                           self._words if self._words is not None else file_words(doc.path)))
 
     def abandon_document(self) -> None:
         """Remove what start_document() wrote of a document that turned out unreadable."""
@@ -416,9 +448,9 @@ class IndexWriter:
         self._rows, self._token_rows, self._last = [], [], None
         if self._written:
             first, last = self._first, self._first + self._written
-            self.db.execute("delete from tokens where section_id >= ? and section_id < ?", (first, last))
+            self.db.execute("delete from token_rows where section_id >= ? and section_id < ?", (first, last))
             self.db.execute("delete from sections where document_id = ?", (self._doc_id,))
-            self.n_tokens = self.db.execute("select count(*) from tokens").fetchone()[0]
+            self.n_tokens = self.db.execute("select count(*) from token_rows").fetchone()[0]
 
     def set_last_commits(self, commits: dict[str, str]) -> None:
         """Record each document's last git commit (documents.last_commit), by path."""
@@ -509,8 +541,8 @@ class IndexWriter:
         # documents, rather than one scan per document.
         db = self.db
         db.execute(
-            "insert into tokens (norm, section_id, token, kind, source) "
-            "select t.norm, t.section_id + r.delta, t.token, t.kind, t.source from prev.tokens as t "
+            "insert into token_rows (norm, section_id, written, kind, source) "
+            "select t.norm, t.section_id + r.delta, t.written, t.kind, t.source from prev.token_rows as t "
             "join prev.sections as s on s.id = t.section_id join _mdfts_reuse as r on r.old_id = s.document_id"
         )
         self.n_tokens += db.execute("select changes()").fetchone()[0]
@@ -540,7 +572,7 @@ class IndexWriter:
         counts = {
             "documents": db.execute("select count(*) from documents").fetchone()[0],
             "sections": db.execute("select count(*) from sections").fetchone()[0],
-            "tokens": db.execute("select count(*) from tokens").fetchone()[0],
+            "tokens": db.execute("select count(*) from token_rows").fetchone()[0],
         }
         full_meta = {
             "schema_version": str(SCHEMA_VERSION),

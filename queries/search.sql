@@ -228,7 +228,7 @@ cand(id, document_id, bm_n, fw, nw, nhead) as materialized (
         and a.ordinal between y.ordinal - 50 and y.ordinal + 50 and a.parent_id is y.parent_id and a.id <> y.id
       where p.inbm and lower(trim(y.heading)) in (select cue from mdfts_roles where cue like 'symptom%')
         and lower(trim(a.heading)) in (select word from mdfts_roles where cue = 'fix')) as u
-    join sections as s on s.id = u.id
+    join sections_full as s on s.id = u.id
     group by u.id)
 ),
 -- One lookup per candidate and key term (FTS5 seeks the row): where the term's stem occurs,
@@ -428,5 +428,5 @@ select
     'terms', (select json_group_array(json_remove(j.value, '$.pos'))
               from (select value from json_each(r.terms) order by json_extract(value, '$.pos')) as j)) end as explain
 from ranked as r
-join sections as s on s.id = r.id
+join sections_full as s on s.id = r.id
 order by r.score desc, r.id;

@@ -5,7 +5,7 @@
 --          parent_id, prev_id, next_id, chars, body; one row or none.
 select s.id, s.path, s.title, s.level, s.heading, s.trail, s.anchor, s.start_line, s.end_line,
   s.parent_id, s.prev_id, s.next_id, s.chars, s.body
-from sections as s
+from sections_full as s
 where s.id = (
   select coalesce(nullif(:id, ''), (
     select x.id from sections as x

@@ -536,7 +536,7 @@ def test_sections_written_before_a_late_h1_get_its_title(docs: Path, tmp_path: P
 
     build_index([docs], out)
     with sqlite3.connect(f"file:{out}?mode=ro", uri=True) as db:
-        titles = db.execute("select distinct s.title, d.title from sections as s join documents as d "
+        titles = db.execute("select distinct s.title, d.title from sections_full as s join documents as d "
                             "on d.id = s.document_id where d.path = 'late.md'").fetchall()
     assert titles == [("Late title", "Late title")]
 

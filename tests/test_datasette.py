@@ -150,7 +150,8 @@ def test_helper_tables_are_hidden_and_sections_searchable(site: InProcessDataset
     tables = {t["name"]: t for t in site.get_json(f"/{DB_NAME}.json")["tables"]}
     hidden = sorted(name for name, t in tables.items() if t["hidden"])
     assert hidden == ["mdfts_roles", "mdfts_stopwords", "mdfts_synonyms", "sections_fts", "sections_fts_config",
-                      "sections_fts_data", "sections_fts_docsize", "sections_fts_idx", "term_df", "token_df"]
+                      "sections_fts_data", "sections_fts_docsize", "sections_fts_idx", "term_df", "token_df",
+                      "token_rows"]
     assert tables["sections"]["fts_table"] == "sections_fts"
 
 
@@ -163,13 +164,13 @@ def test_sections_have_default_facets(site: InProcessDatasette) -> None:
 
 @pytest.mark.parametrize(
     "query",
-    ["_search=rollback&_facet=path", "_facet=level&_facet_array=env_vars", "_facet=path&_facet=title"],
+    ["_search=rollback&_facet=path", "_facet=level&_facet_array=env_vars", "_facet=path&_facet=heading"],
 )
 def test_a_default_facet_asked_for_is_computed_once(datasette_client: Any, index_db: Path, query: str) -> None:
     # Today Datasette answers the documented ?_search=...&_facet=path with path and path_2.
     facets = datasette_client(index_db).get_json(f"/{DB_NAME}/sections.json?_size=0&{query}")["facet_results"]
     expected = ["path", "level", "env_vars", "cli_flags", "error_codes"]
-    assert list(facets) == (expected[:2] + ["title"] + expected[2:] if "title" in query else expected)
+    assert list(facets) == (expected[:2] + ["heading"] + expected[2:] if "heading" in query else expected)
 
 
 @pytest.mark.parametrize(

@@ -212,11 +212,12 @@ def test_tampered_rows_are_not_copied(docs: Path, old_db: Path, tmp_path: Path) 
     assert _sha(old_db) == before
 
 
-@pytest.mark.parametrize("what", ["tokens", "title", "ids"])
+@pytest.mark.parametrize("what", ["tokens", "title", "path", "ids"])
 def test_other_tampering_is_caught_too(docs: Path, old_db: Path, tmp_path: Path, what: str) -> None:
     sql = {
-        "tokens": "update tokens set source = 'heading' where source = 'code'",
-        "title": "update sections set title = 'Other' where ordinal = 1",
+        "tokens": "update token_rows set source = 0 where source = 2",  # code → heading
+        "title": "update documents set title = 'Other' where path = 'guides/setup.md'",
+        "path": "update sections set path = 'other.md' where ordinal = 1",
         "ids": "update sections set next_id = null where next_id is not null and ordinal = 0",
     }[what]
     with sqlite3.connect(old_db) as db:

@@ -3,25 +3,31 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from mdfts.artifact import APPLICATION_ID, KIND_COLUMNS, SCHEMA_VERSION, TOKENIZER
+from mdfts.artifact import APPLICATION_ID, KIND_COLUMNS, SCHEMA_VERSION, SOURCES, TOKENIZER
+from mdfts.build import build_index
+from mdfts.discover import discover, read_source
+from mdfts.sections import split_sections
 
-from conftest import QUERIES_DIR, REPO, connect_ro
+from conftest import FIXTURE_DOCS, QUERIES_DIR, REPO, connect_ro
 
 TABLES = {
     "documents": ["id", "path", "title", "front_matter", "sha256", "bytes", "lines", "sections", "last_commit",
-                  "rows_sha256"],
+                  "rows_sha256", "file_words"],
+    # What a section stores (schema 4): no copy of its document's title and file words, nor the
+    # trail its parent links give (the view sections_full adds them).
     "sections": [
-        "id", "document_id", "path", "title", "ordinal", "level", "heading", "trail", "anchor",
+        "id", "document_id", "path", "ordinal", "level", "heading", "ancestors", "anchor",
         "start_line", "end_line", "parent_id", "prev_id", "next_id", "body", "chars",
-        "file_words", "heading_parts", "env_vars", "cli_flags", "error_codes", "identifiers", "names", "versions", "dotted_names",
+        "heading_parts", "env_vars", "cli_flags", "error_codes", "identifiers", "names", "versions", "dotted_names",
         "file_paths", "urls", "hosts", "code_spans", "text", "head",
     ],
-    "tokens": ["norm", "section_id", "token", "kind", "source"],
+    "token_rows": ["norm", "section_id", "written", "kind", "source"],
     "sections_fts": [
         "path", "file_words", "title", "head", "trail", "text", "env_vars", "cli_flags", "error_codes", "identifiers", "names",
         "versions", "dotted_names", "file_paths", "urls", "hosts", "code_spans",
@@ -33,6 +39,16 @@ TABLES = {
     "mdfts_roles": ["cue", "word"],
     "mdfts_meta": ["key", "value"],
     "mdfts_queries": ["name", "title", "description", "params", "sql"],
+}
+# The schema-3 tables' columns, unchanged, as views.
+VIEWS = {
+    "sections_full": [
+        "id", "document_id", "path", "title", "ordinal", "level", "heading", "trail", "anchor",
+        "start_line", "end_line", "parent_id", "prev_id", "next_id", "body", "chars",
+        "file_words", "heading_parts", "env_vars", "cli_flags", "error_codes", "identifiers", "names", "versions", "dotted_names",
+        "file_paths", "urls", "hosts", "code_spans", "text", "head",
+    ],
+    "tokens": ["norm", "section_id", "token", "kind", "source"],
 }
 # The columns issue #2 names, with exactly these names and meanings.
 REQUIRED_SECTION_COLUMNS = [
@@ -50,11 +66,37 @@ def test_tables(fixture_conn: sqlite3.Connection) -> None:
     names = {r[0] for r in fixture_conn.execute(
         "select name from sqlite_master where type = 'table' and name not like 'sections_fts_%'")}
     assert names == set(TABLES)
+    views = {r[0] for r in fixture_conn.execute("select name from sqlite_master where type = 'view'")}
+    assert views == set(VIEWS)
 
 
-@pytest.mark.parametrize("table", list(TABLES))
+@pytest.mark.parametrize("table", list(TABLES) + list(VIEWS))
 def test_columns(fixture_conn: sqlite3.Connection, table: str) -> None:
-    assert _columns(fixture_conn, table) == TABLES[table]
+    assert _columns(fixture_conn, table) == {**TABLES, **VIEWS}[table]
+
+
+def test_tokens_view_gives_back_what_the_build_saw(tmp_path: Path) -> None:
+    # token_rows stores the token as written only when it is not its lookup form (in capitals or
+    # not), and kind and source as numbers: the view must give back each one as the build saw it.
+    docs = tmp_path / "docs"
+    shutil.copytree(FIXTURE_DOCS, docs)
+    (docs / "cases.md").write_text("# `PaymentsClient` and PAYMENTS_DB_URL\n\n| `retryBudget` | E1027 |\n"
+                                   "|---|---|\n\nRun `deploy --force-with-lease` with `Mixed.Case`.\n")
+    build_index([docs], tmp_path / "x.db")
+    expected = set()
+    for f in discover([docs]):
+        src = read_source(f)
+        for sec in split_sections(src.path, src.text).sections:
+            expected |= {(src.path, sec.ordinal, t.norm, t.token, t.kind, t.source) for t in sec.tokens}
+    conn = connect_ro(tmp_path / "x.db")
+    got = {tuple(r) for r in conn.execute(
+        "select s.path, s.ordinal, t.norm, t.token, t.kind, t.source from tokens as t "
+        "join sections as s on s.id = t.section_id")}
+    assert got == expected
+    written = {r[0] for r in conn.execute("select written from token_rows")}
+    assert {"", "^", "PaymentsClient", "retryBudget"} <= written  # all three forms are there
+    assert {r[0] for r in conn.execute("select source from tokens")} == set(SOURCES)
+    conn.close()
 
 
 def test_required_section_columns(fixture_conn: sqlite3.Connection) -> None:
@@ -64,7 +106,9 @@ def test_required_section_columns(fixture_conn: sqlite3.Connection) -> None:
 
 def test_fts_declaration(fixture_conn: sqlite3.Connection) -> None:
     (sql,) = fixture_conn.execute("select sql from sqlite_master where name = 'sections_fts'").fetchone()
-    # Datasette finds the FTS table of `sections` only by this exact, double-quoted form.
+    # The content is the view that adds title, trail and file words (schema 4); Datasette finds
+    # the FTS table of `sections` by `content="sections"` (double quotes) in this text: a comment.
+    assert 'content="sections_full"' in sql
     assert 'content="sections"' in sql
     assert 'content_rowid="id"' in sql
     assert f'tokenize="{TOKENIZER}"' in sql
@@ -72,7 +116,7 @@ def test_fts_declaration(fixture_conn: sqlite3.Connection) -> None:
 
 
 def test_pragmas(fixture_conn: sqlite3.Connection, fixture_db: Path) -> None:
-    assert fixture_conn.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert fixture_conn.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION == 4
     assert fixture_conn.execute("pragma application_id").fetchone()[0] == APPLICATION_ID == 0x6D646674
     assert fixture_conn.execute("pragma page_size").fetchone()[0] == 4096
     assert fixture_conn.execute("pragma auto_vacuum").fetchone()[0] == 0
@@ -118,7 +162,7 @@ def test_kind_columns_hold_json_arrays_that_match_the_tokens_table(fixture_conn:
 
 
 def test_section_links(fixture_conn: sqlite3.Connection) -> None:
-    rows = {r["id"]: r for r in fixture_conn.execute("select * from sections")}
+    rows = {r["id"]: r for r in fixture_conn.execute("select * from sections_full")}
     for r in rows.values():
         if r["prev_id"] is not None:
             assert rows[r["prev_id"]]["next_id"] == r["id"]
@@ -134,7 +178,7 @@ def test_section_links(fixture_conn: sqlite3.Connection) -> None:
 def test_nesting_fixture_rows(fixture_conn: sqlite3.Connection) -> None:
     rows = fixture_conn.execute(
         "select s.ordinal, s.level, s.heading, s.anchor, s.start_line, s.end_line, p.ordinal, s.trail "
-        "from sections s left join sections p on p.id = s.parent_id where s.path = 'nesting.md' order by s.ordinal"
+        "from sections_full s left join sections p on p.id = s.parent_id where s.path = 'nesting.md' order by s.ordinal"
     ).fetchall()
     assert [tuple(r) for r in rows] == [
         (0, 1, "Top", "top", 1, 2, None, '["Top"]'),
@@ -164,7 +208,7 @@ def test_fts_finds_words_and_token_parts(fixture_conn: sqlite3.Connection) -> No
 
 def test_schema_doc_names_every_table_and_column() -> None:
     doc = (REPO / "docs" / "schema.md").read_text(encoding="utf-8")
-    for table, cols in TABLES.items():
+    for table, cols in {**TABLES, **VIEWS}.items():
         assert f"`{table}`" in doc, table
         for col in cols:
             assert f"`{col}`" in doc, f"{table}.{col}"
