@@ -317,7 +317,7 @@ def query_methods(db: Path, sections: int, work: Path
     left_out: list[str] = []
     # The peers index the same sections mdfts does: path, trail (the headings) and body.
     rows = [(i, p, " > ".join(json.loads(t)), b) for i, p, t, b in
-            conn.execute("select id, path, trail, body from sections order by id")]
+            conn.execute("select id, path, trail, body from sections_full order by id")]
     _add_tantivy(methods, setup, left_out, rows, work / f"tantivy-{sections}")
     _add_bm25s(methods, setup, left_out, rows)
     if sections > IN_PYTHON_UP_TO:
