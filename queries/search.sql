@@ -64,8 +64,10 @@ term(pos, t, n, strong, ident, stop, tok) as materialized (
 -- The words of each term as FTS5 sees them (PAYMENTS_DB_URL → payments, db, url), each with
 -- the document frequency of its stem. term_df holds porter stems, which are prefixes of the
 -- word but for a final y → i (policy → polici): the longest such prefix in term_df, down to
--- three letters, is the word's stem, near enough for a weight (found by at most ten primary
--- key lookups; a word in no section gets df 1).
+-- three letters (two for a three-letter word ending in s, whose stem drops it: ops → op, yes →
+-- ye; else such a word, common or not, looked like one in no section, the rarest of all), is
+-- the word's stem, near enough for a weight (found by at most ten primary key lookups; a word
+-- in no section gets df 1).
 part(pos, w, df, idf) as materialized (
   select pos, w, coalesce(json_extract(d, '$[0]'), 1), coalesce(json_extract(d, '$[1]'), 8.0)
   from (
@@ -76,6 +78,7 @@ part(pos, w, df, idf) as materialized (
                                            then substr(lower(p.value), 1, length(p.value) - 1) || 'i'
                                            else substr(lower(p.value), 1, length(p.value) - k.value) end
         where length(p.value) - k.value >= min(3, length(p.value))
+           or (k.value = 1 and length(p.value) = 3 and lower(p.value) glob '*s')
         order by k.value limit 1) as d
     from term, json_each('["' || replace(replace(replace(replace(replace(replace(replace(replace(
         replace(replace(replace(replace(json_quote(term.t), '"', ''), '\', ''),

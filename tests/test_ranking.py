@@ -211,6 +211,18 @@ def test_explain_marks_stems(tmp_path: Path) -> None:
                                      "identifier": False, "match": "stem"}]
 
 
+def test_a_short_plural_gets_its_stems_weight(tmp_path: Path) -> None:
+    """Porter drops the s of a three-letter word (ops → op): its df is the stem's, so a word in
+    most sections is not weighed as one in none (the rarest term of the query)."""
+    files = {f"team{i}.md": f"# Team {i}\n\nThe ops rota of team {i}; ops notes go in the log.\n" for i in range(5)}
+    files["wash.md"] = "# Kiln wash\n\nA glaze drip lifts off a washed shelf.\n\n## Drips\n\nGrind a drip flat.\n"
+    db = build_case(tmp_path, files)
+    (hit,) = mdfts.search(db, "ops drip", limit=1, explain=True)
+    assert hit.explain is not None
+    idf = {t["term"]: t["idf"] for t in hit.explain["terms"]}
+    assert idf["ops"] < idf["drip"]
+
+
 def test_cli_explain_text_and_json(tmp_path: Path) -> None:
     files, _, _ = CASES["camelcase-siblings"]
     db = build_case(tmp_path, files)
