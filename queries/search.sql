@@ -92,12 +92,15 @@ part(pos, w, df, idf) as materialized (
 -- FTS5 expression (the quoted term, ORed with its synonyms' words - a plural finds its
 -- singular's group - and with the compound it makes with a neighbour, when the index holds
 -- it: "roll back" finds Rollback, "set up" finds setup) and the query's total idf; nparts:
--- how many words the term has; jw: 1, or 1/2 for each of two words making such a compound.
-key(pos, t, n, strong, ident, df, idf, expr, total, nparts, jw, tok) as materialized (
+-- how many words the term has; jw: 1, or 1/2 for each of two words making such a compound;
+-- wide: more than half of the sections hold it (a product's own name in its docs), unless
+-- every key term does.
+key(pos, t, n, strong, ident, df, idf, expr, total, nparts, jw, tok, wide) as materialized (
   select pos, t, n, strong, ident, df, idf,
     '"' || replace(t, '"', '""') || '"' || syn || coalesce(' OR "' || replace(comp, ' ', '" OR "') || '"', ''),
     sum(idf) over (), nparts,
-    1.0 / (1 + coalesce(length(comp) - length(replace(comp, ' ', '')) + 1, 0)), tok
+    1.0 / (1 + coalesce(length(comp) - length(replace(comp, ' ', '')) + 1, 0)), tok,
+    df * 2 > sections and not min(df * 2 > sections) over ()
   from (
     select term.pos, term.t, term.n, term.strong, term.ident, term.tok, min(part.df) as df, max(part.idf) as idf,
       count(*) as nparts,
@@ -113,7 +116,8 @@ key(pos, t, n, strong, ident, df, idf, expr, total, nparts, jw, tok) as material
     from term join part on part.pos = term.pos
     group by term.pos
     order by min(part.df), term.pos
-    limit 8 offset 0)  -- (not flattened: comp is used twice)
+    limit 8 offset 0),  -- (not flattened: comp is used twice)
+    (select cast(value as integer) as sections from mdfts_meta where key = 'sections')
 ),
 -- The FTS5 expression: the key terms ORed, cheapest first, admitted only while the running
 -- total of rows they can match fits a budget (2,000 plus 1% of the sections, at most 5,000:
@@ -265,9 +269,9 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead) as materialized (
 -- exact token (whatever the document's name says); whole: the term spells the whole file name
 -- (PaymentsGatewayDown for PaymentsGatewayDown.md); how (for --explain only): exact, stem or none.
 termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
-        whole, nw, nhead, how) as materialized (
+        wide, whole, nw, nhead, how) as materialized (
   select id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
-    whole, nw, nhead,
+    wide, whole, nw, nhead,
     case when (select explain from q) then
       case when tok then 'exact' when not (any_ or in_doc) then 'none'
            when (select instr(lower(substr(s.text, 1, 20000) || ' ' || s.path), lower(t))
@@ -283,7 +287,7 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
       coalesce(hit.b & 8, 0) > 0 as in_head,
       case when coalesce(hit.b & 4, 0) > 0 then 0
            else coalesce(hit.ev, 0) end as ev,
-      hit.in_page, hit.ev is not null as tok, key.nparts, key.jw,
+      hit.in_page, hit.ev is not null as tok, key.nparts, key.jw, key.wide,
       replace(hit.fw, ' ', '') = replace(replace(replace(lower(key.t), '-', ''), '_', ''), '.', '') as whole,
       hit.nw, hit.nhead
     from hit join key on key.pos = hit.pos) as x
@@ -294,7 +298,9 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          all (half for an identifier only another section of its page holds): half the share
 --          of the query's idf, half the share of its terms squared (a term counts for its words:
 --          a four-part flag name is not one word among two common ones), so a section with all four
---          terms beats a short one with three even when the missing one is a common word;
+--          terms beats a short one with three even when the missing one is a common word; a word
+--          most sections hold (`wide` in key) counts only in the idf share, where its idf is
+--          already small: a section that leaves out the product's name has not missed a term;
 --   exact  exact-token evidence: identifiers the query names, held by the section as written
 --          (case-exact and defining counts more), as a share of the query, not of the best
 --          candidate, so an ordinary word that is a token somewhere earns only its share;
@@ -322,8 +328,10 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms) as materialized (
   select th.id, max(th.bm_n),
     0.5 * sum(th.idf * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end) / max(th.total)
-      + 0.5 * (sum(th.nparts * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end) / sum(th.nparts))
-            * (sum(th.nparts * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end) / sum(th.nparts)),
+      + 0.5 * (sum(th.nparts * (not th.wide) * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end)
+               / sum(th.nparts * (not th.wide)))
+            * (sum(th.nparts * (not th.wide) * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end)
+               / sum(th.nparts * (not th.wide))),
     min(sum(th.ev) / max(th.total), 1.0),
     min(1.0, sum(th.in_head) * 1.0 / max(max(th.nhead), 1)),
     (sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) * 1.0 / max(th.nw))

@@ -88,6 +88,9 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
     "four-terms-beat-three": (
         {
             **{f"notes/tile-{i}.md": f"# Tile {i}\n\nTile {i} came out cracked.\n" for i in range(3)},
+            # (common, not in most sections: a word in most of them is the corpus's own, see
+            # corpus-wide-word)
+            **{f"notes/tile-{i}.md": f"# Tile {i}\n\nTile {i} came out glossy.\n" for i in range(3, 6)},
             "notes/glaze.md": (
                 "# Glaze\n\n## Notes\n\nGlaze bucket lid.\n\n## Storage faults\n\n"
                 "When a glaze bucket sits in the sun for a week or two its lid warps and ends up cracked, "
@@ -151,6 +154,24 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         },
         "clay storage",
         ("notes/clay.md", "Bins"),
+    ),
+    # A word most sections hold (the product's own name) is no missing term: the section that
+    # answers without naming the product beats one that names it but answers vaguely.
+    "corpus-wide-word": (
+        {
+            "guide/install.md": (
+                "# Install\n\nKilnware installs on the kiln controller.\n\n## Upgrade\n\n"
+                "Kilnware upgrades itself at night.\n"),
+            "guide/logs.md": (
+                "# Logs\n\nKilnware writes a log per firing.\n\n## Rotation\n\nKilnware rotates logs weekly.\n"),
+            "guide/alarms.md": "# Alarms\n\nKilnware raises an alarm when the kiln overheats.\n",
+            "guide/support.md": (
+                "# Support matrix\n\n## Supported cones\n\nKilnware supports the cones of the bisque and "
+                "glaze firings.\n\n## Glaze cones\n\nSupported glaze cones: 06 to 10, at any ramp; a glaze "
+                "fired past cone 10 runs off the pot.\n"),
+        },
+        "which glaze cones does kilnware support?",
+        ("guide/support.md", "Glaze cones"),
     ),
 }
 
