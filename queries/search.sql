@@ -42,12 +42,15 @@ raw(pos, v) as (
 -- one though no section holds it (camelCase, snake_case, a --flag, dotted.name, letters with
 -- digits): a hit that holds none of the query's identifiers is flagged (`exact` = 0); stop: a
 -- stop word; tok: some section holds it as an exact token (else the per-candidate token lookups
--- below are skipped).
-term(pos, t, n, strong, ident, stop, tok) as materialized (
+-- below are skipped); allstop: every term is a stop word; prv, nxt: the lower-case terms
+-- written just before and after it (NULL when there is none), for compounds.
+term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt) as materialized (
   select pos, t, n, strong,
     strong or t glob '*[a-z][A-Z]*' or t glob '*[A-Za-z0-9]_[A-Za-z0-9]*' or t glob '--[A-Za-z]*'
       or t glob '*[A-Za-z].[A-Za-z]*' or (t glob '*[A-Za-z]*' and t glob '*[0-9]*' and length(t) >= 4),
-    stop, strong or exists (select 1 from tokens as tk where tk.norm = n)
+    stop, strong or exists (select 1 from tokens as tk where tk.norm = n), min(stop) over (),
+    case when lag(pos) over (order by pos) = pos - 1 then lag(n) over (order by pos) end,
+    case when lead(pos) over (order by pos) = pos + 1 then lead(n) over (order by pos) end
   from (
     select pos, t, n,
       exists (select 1 from tokens as tk where tk.norm = n and tk.kind not in ('name', 'code'))
@@ -84,7 +87,7 @@ part(pos, w, df, idf) as materialized (
         replace(replace(replace(replace(json_quote(term.t), '"', ''), '\', ''),
         ',', '","'), '-', '","'), '_', '","'), '.', '","'), '/', '","'), ':', '","'), '@', '","'),
         '=', '","'), '+', '","'), '#', '","') || '"]') as p
-    where p.value <> '' and (not term.stop or not exists (select 1 from term where not stop))
+    where p.value <> '' and (not term.stop or term.allstop)
     limit -1 offset 0)  -- (not flattened: the stem search would run once per use of d)
 ),
 -- Key terms: the query's terms minus stop words (unless it is only stop words), at most 8 (the
@@ -110,8 +113,7 @@ key(pos, t, n, strong, ident, df, idf, expr, total, nparts, jw, tok, wide) as ma
         where s1.word in (term.n, rtrim(term.n, 's'))), '') as syn,
       -- (the compounds, space-separated: letters and digits only)
       (select group_concat(j.w, ' ')
-       from (select a.n || b.n as w from term as a join term as b on b.pos = a.pos + 1
-             where term.pos in (a.pos, b.pos)) as j
+       from (select term.prv || term.n as w union all select term.n || term.nxt) as j
        where j.w not glob '*[^a-z0-9]*' and exists (select 1 from term_df as d where d.term = j.w)) as comp
     from term join part on part.pos = term.pos
     group by term.pos
@@ -226,15 +228,19 @@ cand(id, document_id, bm_n, fw, nw, nhead) as materialized (
        where rtrim(ltrim(j.value, '"''`([{<'), '"''`)]}>.,:;!?') not in (select word from mdfts_stopwords)
          and rtrim(ltrim(j.value, '"''`([{<'), '"''`)]}>.,:;!?') <> '') as nhead
     from (
-      select id, bm from pool
-      union all
-      select a.id, null
-      from pool as p
-      join sections as y on y.id = p.id
-      join sections as a on a.document_id = y.document_id
-        and a.ordinal between y.ordinal - 50 and y.ordinal + 50 and a.parent_id is y.parent_id and a.id <> y.id
-      where p.inbm and lower(trim(y.heading)) in (select cue from mdfts_roles where cue like 'symptom%')
-        and lower(trim(a.heading)) in (select word from mdfts_roles where cue = 'fix')) as u
+      -- (each pool row, then its Solution siblings: one reading of pool, see Layout above)
+      select cast(j.value as integer) as id, case when j.value = p.id then p.bm end as bm
+      from pool as p, json_each((
+        select json_group_array(i) from (
+          select p.id as i
+          union all
+          select a.id
+          from sections as y
+          join sections as a on a.document_id = y.document_id
+            and a.ordinal between y.ordinal - 50 and y.ordinal + 50 and a.parent_id is y.parent_id and a.id <> y.id
+          where y.id = p.id and p.inbm
+            and lower(trim(y.heading)) in (select cue from mdfts_roles where cue like 'symptom%')
+            and lower(trim(a.heading)) in (select word from mdfts_roles where cue = 'fix')))) as j) as u
     join sections_full as s on s.id = u.id
     group by u.id)
 ),
