@@ -254,19 +254,25 @@ cand(id, document_id, bm_n, fw, nw, nhead) as materialized (
 -- in_page: a section of the candidate's document holds it as an exact token (both by primary
 -- key lookups: the cost does not grow with how many sections hold the token).
 hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead) as materialized (
-  select cand.id, key.pos, (
+  select id, pos, b, ev,
+    -- (a section that holds the token is a section of its page that does)
+    case when ev is not null then 1
+         else tok and exists (select 1 from sections as o cross join tokens as tk on tk.norm = n and tk.section_id = o.id
+                              where o.document_id = x.document_id) end,
+    bm_n, fw, nw, nhead
+  from (
+  select cand.id, key.pos, key.n, key.tok, cand.document_id, (
     select 1 + 2 * (instr(highlight(sections_fts, 1, char(1), ''), char(1)) > 0)
       + 4 * (instr(highlight(sections_fts, 0, char(1), '') || highlight(sections_fts, 1, char(1), '')
                    || highlight(sections_fts, 2, char(1), ''), char(1)) > 0)
       + 8 * (instr(highlight(sections_fts, 3, char(1), ''), char(1)) > 0)
-    from sections_fts where sections_fts match key.expr and rowid = cand.id),
+    from sections_fts where sections_fts match key.expr and rowid = cand.id) as b,
     case when key.tok then
       (select max(key.idf * (1 + (tk.token = key.t)) * (1 + 0.5 * (tk.source in ('heading', 'definition')))) / 3.0
-       from tokens as tk where tk.norm = key.n and tk.section_id = cand.id) end,
-    key.tok and exists (select 1 from sections as o cross join tokens as tk on tk.norm = key.n and tk.section_id = o.id
-                        where o.document_id = cand.document_id),
+       from tokens as tk where tk.norm = key.n and tk.section_id = cand.id) end as ev,
     cand.bm_n, cand.fw, cand.nw, cand.nhead
   from cand, key
+  limit -1 offset 0) as x
 ),
 -- Per candidate and key term: found anywhere, in the file name, in the document, in the
 -- heading; ev: its exact-token evidence (0 when the document's name holds the
@@ -359,11 +365,14 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
     coalesce((select (select count(*) from raw) >= 2
                      and instr(lower(substr(s.text, 1, 20000)), lower(trim((select s from q)))) > 0
               from sections as s where s.id = f.id), 0),
-    coalesce((select 1 from sections_fts
-              where sections_fts match coalesce((
-                  select 'head : (' || group_concat('"' || r.word || '"', ' OR ') || ')'
-                  from mdfts_roles as r where r.cue in (select n from term)), '""')
-                and rowid = f.id), 0),
+    -- (role: no lookup at all when the query names no role cue)
+    case when exists (select 1 from mdfts_roles where cue in (select n from term)) then
+      coalesce((select 1 from sections_fts
+                where sections_fts match coalesce((
+                    select 'head : (' || group_concat('"' || r.word || '"', ' OR ') || ')'
+                    from mdfts_roles as r where r.cue in (select n from term)), '""')
+                  and rowid = f.id), 0)
+    else 0 end,
     (select s.level = 1 and length(trim(substr(b, instr(b || char(10), char(10))), ' =-' || char(9) || char(10))) <= 120
             and coalesce((select c.parent_id from sections as c where c.id = s.next_id) = s.id, 0)
      from (select id, level, next_id, trim(body) as b from sections where id = f.id) as s),
@@ -417,9 +426,12 @@ select
           else substr(x, 1, 120) end
    from (select x, at, max(len, length(rtrim(substr(x, at, instr(substr(x, at, 40) || ' ', ' ') - 1),
                                                 '.,:;!?)]}>"''`'))) as len from (
-           select x, instr(lower(x), k.w) as at, length(k.w) as len
+           select x, instr(lx, k.w) as at, length(k.w) as len
            -- line breaks and tabs read as spaces, so a marked word ends at the end of its line
-           from (select replace(replace(substr(s.text, 1, 20000), char(10), ' '), char(9), ' ') as x) as t,
+           -- (the window cut and folded once: not flattened, so not once per use of x)
+           from (select x, lower(x) as lx
+                 from (select replace(replace(substr(s.text, 1, 20000), char(10), ' '), char(9), ' ') as x)
+                 limit -1 offset 0) as t,
                 (select substr(w, 1, max(3, min(length(w), length(w) - 2))) as w from part
                  where length(w) >= 3 and pos in (select pos from key)) as k)
          order by at = 0, at limit 1)) as snippet,
