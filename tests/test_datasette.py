@@ -234,6 +234,17 @@ def test_section_markdown_is_rendered_and_raw_html_escaped(site: InProcessDatase
     assert "&lt;script&gt;alert" in page and '<script>alert("not run")' not in page
 
 
+def test_tokens_page_labels_each_section_by_its_heading(site: InProcessDatasette) -> None:
+    # tokens is a view (schema 4): no foreign key for Datasette to label, so the plugin does.
+    _, page = site.get(f"/{DB_NAME}/tokens?norm=e2001")
+    rows = site.get_json(f"/{DB_NAME}/tokens.json?norm=e2001&_shape=array")
+    assert rows
+    for r in rows:
+        heading = site.get_json(f"/{DB_NAME}/sections/{r['section_id']}.json?_shape=array")[0]["heading"]
+        assert (f'<a href="/{DB_NAME}/sections/{r["section_id"]}">{heading}</a>&nbsp;<em>{r["section_id"]}</em>'
+                in page)
+
+
 def test_each_section_links_to_its_source_lines(site: InProcessDatasette) -> None:
     _, page = site.get(f"/{DB_NAME}/sections?_search=exporter")
     assert ('<a class="mdfts-source" href="https://example.com/ops/blob/HEAD/runbooks/billing.md#L5-L9" '

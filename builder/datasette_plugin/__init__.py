@@ -193,7 +193,11 @@ def _link(url: str, start: Any, end: Any, text: str) -> Markup:
 def render_cell(row: Any, value: Any, column: str, table: str | None, database: str,
                 datasette: Any) -> Markup | Awaitable[Markup] | None:
     facts = _facts(datasette, database)
-    if facts is None or not isinstance(value, str):
+    if facts is None:
+        return None
+    if table == "tokens" and column == "section_id" and isinstance(value, int):
+        return _section_label(datasette, database, value)
+    if not isinstance(value, str):
         return None
     if column == "body":
         return _rendered(value, PREVIEW_CHARS)
@@ -209,6 +213,17 @@ def render_cell(row: Any, value: Any, column: str, table: str | None, database: 
             fields.update(start_line=1, end_line=fields["lines"], anchor="")
         return _source(facts, fields)
     return None
+
+
+async def _section_label(datasette: Any, database: str, section_id: int) -> Markup:
+    # `tokens` is a view (schema 4), so Datasette knows no foreign key to label the section by:
+    # the same link and label it drew for the schema-3 table.
+    db = datasette.get_database(database)
+    row = (await db.execute("select heading, path from sections where id = ?", [section_id])).first()
+    if row is None:
+        return Markup("{}").format(section_id)
+    return Markup('<a href="{}">{}</a>&nbsp;<em>{}</em>').format(
+        datasette.urls.row(database, "sections", str(section_id)), row["heading"] or row["path"], section_id)
 
 
 # --- template variables: the cards ----------------------------------------------------------
