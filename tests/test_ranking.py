@@ -283,7 +283,7 @@ def test_snippet_marks_one_word_not_the_next_line(tmp_path: Path) -> None:
 
 
 def test_the_row_budget_is_a_real_cap(tmp_path: Path) -> None:
-    """A word in more sections than the budget (2,000 plus 1% of the sections): bm25 scores only
+    """A word in more sections than the budget (2,000 rows): bm25 scores only
     the first budget rows it matches, so the best section past them is not found by that word
     alone - the proof that the work is capped - while a second, rarer word still finds it."""
     n = 2100
