@@ -196,6 +196,8 @@ def _table_settings(facts: IndexFacts) -> dict[str, dict[str, Any]]:
             "label_column": "heading",
             "size": 10,  # rows rendered per page: each body is markdown drawn on the server
         }
+    if "sections_full" in facts.table_sql:  # a view: Datasette's own guess (rowid) finds no rows
+        tables["sections_full"] = {"fts_table": "sections_fts", "fts_pk": "id", "size": 10}
     if "documents" in facts.table_sql:
         tables["documents"] = {"label_column": "path"}
     if "tokens" in facts.table_sql:
