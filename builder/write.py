@@ -9,16 +9,18 @@ import re
 import sqlite3
 import time
 from dataclasses import dataclass
+from json.encoder import encode_basestring as _quote  # what JSONEncoder(ensure_ascii=False) quotes with
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 from mdfts.artifact import APPLICATION_ID, KIND_COLUMNS, KINDS, SCHEMA_VERSION, SOURCES, TOKENIZER, load_sql
 from mdfts.errors import MdftsError
+from mdfts.tokens import normalize
 from mdfts.words import file_words, heading_parts
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from mdfts.sections import Document, Section
 
@@ -59,10 +61,16 @@ _COPY_DOCUMENT = (
 _to_json = json.JSONEncoder(ensure_ascii=False).encode
 
 
+def _json_strings(items: Iterable[str]) -> str:
+    """_to_json(list(items)) for strings, without the encoder's set-up on every call (a few
+    times faster for the short arrays most rows hold): the same function quotes each string."""
+    return "[" + ", ".join(map(_quote, items)) + "]"
+
+
 def _json_list(items: list[str]) -> str | None:
     # NULL, not "[]", for a kind a section has none of (most sections, for most kinds): ~0.09x
     # of the corpus bytes on the sample, and json_each(NULL) is empty like json_each('[]').
-    return _to_json(sorted(set(items))) if items else None
+    return _json_strings(sorted(set(items))) if items else None
 
 
 # One document's rows without ids (they depend on the documents before it): what a worker
@@ -132,12 +140,16 @@ class _RowsDigest:
                 tokens: list[tuple[str, str, str, str]]) -> None:
         """`values`: path, level, heading, trail, anchor, start_line, end_line, parent ordinal,
         then body on; `tokens`: (norm, token, kind, source) of the section."""
-        self.h.update(_record([o, o - 1 if o else None, None if is_last else o + 1, *values]))
         seen: dict[tuple[str, str, str], str] = {}
         for norm, token, kind, source in tokens:
             seen.setdefault((norm, token, kind), source)  # insert or ignore: the first one stays
-        for key in sorted(seen):
-            self.h.update(_record([*key, seen[key]]))
+        records = [_to_json([o, o - 1 if o else None, None if is_last else o + 1, *values])]
+        try:  # one record a token: four strings, quoted the way _to_json quotes them
+            records += [f"[{_quote(n)}, {_quote(t)}, {_quote(k)}, {_quote(seen[n, t, k])}]" for n, t, k in sorted(seen)]
+        except TypeError:  # not a string (a row edited in a previous index): the encoder says how
+            records[1:] = [_to_json([*key, seen[key]]) for key in sorted(seen)]
+        # One update a section: the same bytes as one a record.
+        self.h.update(("\n".join(records) + "\n").encode("utf-8", "surrogatepass"))
 
     def document(self, doc_values: tuple[object, ...]) -> str:
         self.h.update(_record(["document", *doc_values]))
@@ -201,15 +213,18 @@ def _document_values(doc: Document) -> tuple[object, ...]:
 def _section_row(path: str, title: str, words: str, s: Section,
                  token_rows: list[tuple[str, int, str, str, str]]) -> SectionRow:
     """One section's row without ids; its exact tokens are added to `token_rows`."""
-    by_kind: dict[str, list[str]] = {k: [] for k in KIND_COLUMNS}
+    by_kind: dict[str, list[str]] = {}  # only the kinds the section has: most have two or three
+    o = s.ordinal
     for t in s.tokens:
-        by_kind[t.kind].append(t.token)
-        token_rows.append((t.norm, s.ordinal, t.token, t.kind, t.source))
+        token = t.token
+        by_kind.setdefault(t.kind, []).append(token)
+        token_rows.append((normalize(token), o, token, t.kind, t.source))
     return (
-        s.ordinal,
-        (path, title, s.ordinal, s.level, s.heading, _to_json(list(s.trail)), s.anchor, s.start_line, s.end_line),
+        o,
+        (path, title, o, s.level, s.heading, _json_strings(s.trail), s.anchor, s.start_line, s.end_line),
         s.parent,
-        (s.body, len(s.body), words, heading_parts(s.heading), *(_json_list(by_kind[k]) for k in KIND_COLUMNS)),
+        (s.body, len(s.body), words, heading_parts(s.heading),
+         *[_json_list(by_kind[k]) if k in by_kind else None for k in KIND_COLUMNS]),
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import sqlite3
@@ -14,7 +15,7 @@ import pytest
 
 from mdfts.build import build_index
 from mdfts.errors import MdftsError
-from mdfts.write import IndexWriter
+from mdfts.write import IndexWriter, _json_strings, _RowsDigest
 
 from conftest import FIXTURE_DOCS, require_sqlite3_binary
 
@@ -176,3 +177,23 @@ def test_output_that_is_a_folder_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(MdftsError) as err:
         build_index([FIXTURE_DOCS], tmp_path / "out.db")
     assert str(err.value) == f"{tmp_path / 'out.db'}: is a folder, not a file"
+
+
+@pytest.mark.parametrize(
+    "items",
+    [[], ["plain"], ['say "hi"', "back\\slash", "tab\tnew\nline\x00\x1f", "ünï ☃ 𝄞", "\ud800 lone", "/</script>"]],
+    ids=["empty", "one", "escapes"],
+)
+def test_json_strings_spell_what_the_encoder_does(items: list[str]) -> None:
+    # The rows and their digest (documents.rows_sha256) hold this text: a byte of difference
+    # changes every index and makes `build --previous` reject older ones.
+    assert _json_strings(items) == json.dumps(items, ensure_ascii=False)
+
+
+def test_rows_digest_of_a_non_string_token_is_the_encoders() -> None:
+    # A previous index's token row edited to hold a number: hashed as its JSON, not an error.
+    tokens: list[tuple[str, str, str, str]] = [(7, "y", "name", "code")]  # type: ignore[list-item]
+    digest = _RowsDigest()
+    digest.section(0, ["a.md", 1, "A"], True, tokens)
+    expected = hashlib.sha256(b'[0, null, null, "a.md", 1, "A"]\n[7, "y", "name", "code"]\n')
+    assert digest.h.hexdigest() == expected.hexdigest()
