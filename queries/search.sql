@@ -121,6 +121,25 @@ key(pos, t, n, strong, ident, df, idf, expr, total, nparts, jw, tok, wide) as ma
     limit 8 offset 0),  -- (not flattened: comp is used twice)
     (select cast(value as integer) as sections from mdfts_meta where key = 'sections')
 ),
+-- Neighbouring key terms, in the query's order, neither an identifier ("mon settings" in
+-- "CephCluster mon settings": an identifier is weighed as written, by exact and ident), each
+-- pair as FTS5 expressions that find the two within a word of each other, in either order:
+-- expr as written; syn by a synonym of either (NULL when neither has one), looked up only
+-- when expr fails. A term's compounds are left out ("argo cd" -> argocd would find the one
+-- word twice).
+pair(a, b, expr, syn) as materialized (
+  select a.pos, b.pos, 'NEAR("' || replace(a.t, '"', '""') || '" "' || replace(b.t, '"', '""') || '", 1)',
+    (select group_concat('NEAR("' || replace(x.v, '"', '""') || '" "' || replace(y.v, '"', '""') || '", 1)', ' OR ')
+     from (select a.t as v union select s2.word from mdfts_synonyms as s1
+           join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
+           where s1.word in (a.n, rtrim(a.n, 's'))) as x,
+          (select b.t as v union select s2.word from mdfts_synonyms as s1
+           join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
+           where s1.word in (b.n, rtrim(b.n, 's'))) as y
+     where x.v <> a.t or y.v <> b.t)
+  from key as a join key as b on b.pos = (select min(c.pos) from key as c where c.pos > a.pos)
+  where not a.ident and not b.ident
+),
 -- The FTS5 expression: the key terms ORed, cheapest first, admitted only while the running
 -- total of rows they can match fits a budget (2,000 rows, whatever the index's size: what bm25
 -- may score stays bounded however large the index grows; a budget growing with the index, up
@@ -338,8 +357,15 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          name or another section of its page holds as written: a section of the page that
 --          defines the flag or variable the query names beats one that only shares its
 --          common words; an absent identifier costs every hit alike.
+--   near   the share of the query's neighbouring word pairs (`pair`) the section holds
+--          within a word of each other, either order ("mon settings" in "Mon Settings", "wet
+--          clay keeps"): words the query puts together, found together; 0 when the query names
+--          identifiers and the section holds none of them (`exact`: else forty "Feature flags"
+--          headings take "<flag> feature flag" from the one section that holds the flag).
+--          Computed in `close`, after `base`. (The text column starts with the heading line,
+--          so a heading's last word and the text's first word are neighbours too.)
 -- terms: for --explain, each key term's match, in the query's order.
-feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms) as materialized (
+feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held) as materialized (
   select th.id, max(th.bm_n),
     0.5 * sum(th.idf * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end) / max(th.total)
       + 0.5 * (sum(th.nparts * (not th.wide) * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end)
@@ -356,11 +382,13 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms) as mate
     sum(th.ident and (th.tok or th.in_doc)), sum(th.ident),
     -- (group_concat skips NULLs: without --explain this costs nothing)
     '[' || group_concat(case when (select explain from q) then json_object('pos', th.pos, 'term', th.t, 'idf', th.idf,
-      'identifier', json(case when th.ident then 'true' else 'false' end), 'match', th.how) end) || ']'
+      'identifier', json(case when th.ident then 'true' else 'false' end), 'match', th.how) end) || ']',
+    -- (held: the positions of the key terms the section holds, ",1,3,", for `near`)
+    ',' || group_concat(case when th.any_ then th.pos end, ',') || ','
   from termhit as th
   group by th.id
 ),
-signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms) as materialized (
+signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms, held) as materialized (
   select f.id, f.bm, f.cover, f.exact, f.hprec, min(f.file, 1.0),
     -- (phrase: a substring test over the section's first 20,000 characters, case folded; a
     -- phrase lookup in FTS5 would walk the doclists of the query's stop words)
@@ -378,19 +406,19 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
     (select s.level = 1 and length(trim(substr(b, instr(b || char(10), char(10))), ' =-' || char(9) || char(10))) <= 120
             and coalesce((select c.parent_id from sections as c where c.id = s.next_id) = s.id, 0)
      from (select id, level, next_id, trim(body) as b from sections where id = f.id) as s),
-    f.ident, f.nexact, f.nident, f.terms
+    f.ident, f.nexact, f.nident, f.terms, coalesce(f.held, '')
   from feature as f
 ),
 -- (A section's children follow it at once: it has some when the next section's parent is it.)
 -- The weight of each signal: the score is their weighted sum (--explain shows each part).
-weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer) as (
-  select 2.0, 1.5, 1.0, 1.0, 1.5, 1.0, 0.5, -2.0, 1.5, 1.0
+weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near) as (
+  select 2.0, 1.5, 1.0, 1.0, 1.5, 1.0, 0.5, -2.0, 1.5, 1.0, 1.0
 ),
 -- The score before `answer`; sym: a Symptoms heading, when the query describes something (two
 -- or more words that are not identifiers) and does not ask for symptoms; ans: a Solution,
 -- Resolution, Workaround, Mitigation or Fix heading (mdfts_roles, cue 'fix').
 base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms,
-     document_id, parent_id, sym, ans) as materialized (
+     document_id, parent_id, sym, ans, held) as materialized (
   select g.id, w.bm * g.bm + w.cover * g.cover + w.exact * g.exact
                + w.hprec * g.hprec + w.file * g.file + w.phrase * g.phrase + w.role * g.role
                + w.empty * g.empty + w.ident * g.ident,
@@ -398,19 +426,36 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
     s.document_id, s.parent_id,
     lower(trim(s.heading)) in (select cue from mdfts_roles where cue like 'symptom%')
       and (select describes from m),
-    lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'fix')
+    lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'fix'), g.held
   from signal as g join sections as s on s.id = g.id, weight as w
+),
+-- near (see the signals), for the five best candidates by the score so far (near reorders the
+-- top of the list; it does not bring rows in from below): one FTS5 lookup (a rowid seek) per
+-- pair whose two words the section holds, two when a synonym is tried too. (Looked up for
+-- every candidate, near cost a third more CPU at p95 on the bench queries.)
+close(id, near) as materialized (
+  select b.id,
+    case when (b.nident = 0 or b.nexact > 0) and b.rk <= 5
+         then coalesce((select sum(case when instr(b.held, ',' || g.a || ',') > 0 and instr(b.held, ',' || g.b || ',') > 0
+                                        then case when exists (select 1 from sections_fts where sections_fts match g.expr and rowid = b.id) then 1
+                                             when g.syn is null then 0
+                                             else exists (select 1 from sections_fts where sections_fts match g.syn and rowid = b.id) end
+                                        else 0 end) * 1.0 / count(*)
+                        from pair as g), 0)
+         else 0 end
+  from (select *, row_number() over (order by score0 desc, id) as rk from base) as b
 ),
 -- answer: a Solution (Resolution, Workaround, ...) beside a Symptoms section under the same
 -- heading takes the Symptoms' score and a hair more (in score points, not 0-1): a query that
 -- describes a problem matches where the page restates it, but it asks for the fix.
-ranked(id, score, bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, nexact, nident, terms) as (
-  select b.id, round(b.score0 + w.answer * b.answer, 6),
-    b.bm, b.cover, b.exact, b.hprec, b.file, b.phrase, b.role, b.empty, b.ident, b.answer, b.nexact, b.nident, b.terms
-  from (select b.*, case when b.ans then max(0, coalesce(max(case when b.sym then b.score0 end)
-                           over (partition by b.document_id, b.parent_id), 0) + 0.001 - b.score0)
+ranked(id, score, bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, nexact, nident, terms) as (
+  select b.id, round(b.score1 + w.answer * b.answer, 6),
+    b.bm, b.cover, b.exact, b.hprec, b.file, b.phrase, b.role, b.empty, b.ident, b.answer, b.near, b.nexact, b.nident, b.terms
+  from (select b.*, case when b.ans then max(0, coalesce(max(case when b.sym then b.score1 end)
+                           over (partition by b.document_id, b.parent_id), 0) + 0.001 - b.score1)
                     else 0 end as answer
-        from base as b) as b, weight as w
+        from (select b.*, c.near, b.score0 + w.near * c.near as score1
+              from base as b join close as c on c.id = b.id, weight as w) as b) as b, weight as w
   order by 2 desc, 1
   limit (select lim from q)
 )
@@ -455,7 +500,8 @@ select
                       union all select 'role', r.role, w.role from weight as w
                       union all select 'empty', r.empty, w.empty from weight as w
                       union all select 'ident', r.ident, w.ident from weight as w
-                      union all select 'answer', r.answer, w.answer from weight as w)),
+                      union all select 'answer', r.answer, w.answer from weight as w
+                      union all select 'near', r.near, w.near from weight as w)),
     'terms', (select json_group_array(json_remove(j.value, '$.pos'))
               from (select value from json_each(r.terms) order by json_extract(value, '$.pos')) as j)) end as explain
 from ranked as r

@@ -166,12 +166,25 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
                 "# Logs\n\nKilnware writes a log per firing.\n\n## Rotation\n\nKilnware rotates logs weekly.\n"),
             "guide/alarms.md": "# Alarms\n\nKilnware raises an alarm when the kiln overheats.\n",
             "guide/support.md": (
-                "# Support matrix\n\n## Supported cones\n\nKilnware supports the cones of the bisque and "
-                "glaze firings.\n\n## Glaze cones\n\nSupported glaze cones: 06 to 10, at any ramp; a glaze "
-                "fired past cone 10 runs off the pot.\n"),
+                "# Support matrix\n\n## Supported cones\n\nThe cones of the bisque and glaze firings: "
+                "Kilnware supports them all.\n\n## Glaze cones\n\nSupported glaze cones: 06 to 10, at any ramp; "
+                "a glaze fired past cone 10 runs off the pot.\n"),
         },
         "which glaze cones does kilnware support?",
         ("guide/support.md", "Glaze cones"),
+    ),
+    # Words the query puts together, found together: "wet clay keeps ... a sealed bin" beats a
+    # shorter section that holds the same words apart.
+    "neighbouring-words": (
+        {
+            "studio/clay.md": (
+                "# Clay\n\n## Shelf life\n\nWet clay keeps for a month in a sealed bin, less in an open "
+                "one; check it weekly.\n\n## Storage\n\nStore bags sealed. Clay dries fast, so keep a "
+                "mister by the bin and spray it wet.\n"),
+            "studio/glaze.md": "# Glaze\n\n## Shelf life\n\nMixed glaze lasts a year.\n",
+        },
+        "how long does wet clay keep in a sealed bin",
+        ("studio/clay.md", "Shelf life"),
     ),
 }
 
