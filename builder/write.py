@@ -76,9 +76,10 @@ def _json_list(items: list[str]) -> str | None:
 # One document's rows without ids (they depend on the documents before it): what a worker
 # process hands the writer. Plain tuples pickle several times faster than the dataclasses.
 # (path, sha256, documents values after id, [(ordinal, section values from path to
-# end_line, parent ordinal, values from body on)], [(norm, ordinal, token, kind, source)])
+# end_line, parent ordinal, values from body on)], [(norm, ordinal, token, kind, source)],
+# rows_sha256: made where the rows are, in the worker when there are workers)
 SectionRow = tuple[int, tuple[object, ...], "int | None", tuple[object, ...]]
-DocumentRows = tuple[str, str, tuple[object, ...], list[SectionRow], list[tuple[str, int, str, str, str]]]
+DocumentRows = tuple[str, str, tuple[object, ...], list[SectionRow], list[tuple[str, int, str, str, str]], str]
 _INSERT_SECTION = (
     f"insert into sections ({_SECTION_COLUMNS}) values ({', '.join('?' * len(_SECTION_COLUMNS.split(',')))})"
 )
@@ -161,17 +162,6 @@ def _digest_values(head: tuple[object, ...], parent: int | None, tail: tuple[obj
     return [path, level, heading, trail, anchor, start, end, parent, *tail]
 
 
-def _rows_digest(doc_values: tuple[object, ...], section_rows: list[SectionRow],
-                 token_rows: list[tuple[str, int, str, str, str]]) -> str:
-    by_section: dict[int, list[tuple[str, str, str, str]]] = {}
-    for norm, o, token, kind, source in token_rows:
-        by_section.setdefault(o, []).append((norm, token, kind, source))
-    digest = _RowsDigest()
-    for i, (o, head, parent, tail) in enumerate(section_rows):
-        digest.section(o, _digest_values(head, parent, tail), i == len(section_rows) - 1, by_section.get(o, []))
-    return digest.document(doc_values)
-
-
 _KIND_SQL = ", ".join(f"s.{c}" for c in KIND_COLUMNS.values())
 # What _RowsDigest hashes, read back from the previous index (ordinals from ids), per reused document.
 _REUSED_DOCUMENTS = (
@@ -201,9 +191,17 @@ def prepare_rows(doc: Document) -> DocumentRows:
     section_rows: list[SectionRow] = []
     token_rows: list[tuple[str, int, str, str, str]] = []
     words = file_words(doc.path)
-    for s in doc.sections:
-        section_rows.append(_section_row(doc.path, doc.title, words, s, token_rows))
-    return doc.path, doc.sha256, _document_values(doc), section_rows, token_rows
+    digest = _RowsDigest()
+    last = len(doc.sections) - 1
+    for i, s in enumerate(doc.sections):
+        n = len(token_rows)
+        row = _section_row(doc.path, doc.title, words, s, token_rows)
+        section_rows.append(row)
+        o, head, parent, tail = row
+        digest.section(o, _digest_values(head, parent, tail), i == last,
+                       [(norm, token, kind, source) for norm, _, token, kind, source in token_rows[n:]])
+    doc_values = _document_values(doc)
+    return doc.path, doc.sha256, doc_values, section_rows, token_rows, digest.document(doc_values)
 
 
 def _document_values(doc: Document) -> tuple[object, ...]:
@@ -372,15 +370,14 @@ class IndexWriter:
 
     def add_rows(self, rows: DocumentRows) -> None:
         """Insert one document's rows from prepare_rows(), giving out the next ids."""
-        path, sha256, doc_values, section_rows, token_rows = rows
+        path, sha256, doc_values, section_rows, token_rows, rows_sha256 = rows
         doc_id = self.next_doc_id
         self.next_doc_id += 1
         first = self.next_section_id
         self.next_section_id += len(section_rows)
         self.digest.update(f"{path}\0{sha256}\n".encode())
         db = self.db
-        db.execute(_INSERT_DOCUMENT,
-                   (doc_id, *doc_values, _rows_digest(doc_values, section_rows, token_rows), file_words(path)))
+        db.execute(_INSERT_DOCUMENT, (doc_id, *doc_values, rows_sha256, file_words(path)))
         last = first + len(section_rows) - 1
         db.executemany(_INSERT_SECTION, [
             _stored_section(first + o, doc_id, head, None if parent is None else first + parent,
