@@ -308,11 +308,3 @@ def serve_args(paths: list[Path], host: str, port: int, allow_sql: bool, allow_d
         "--setting", "allow_csv_stream", "on" if allow_download else "off",
         "--setting", "suggest_facets", "off",
     ]
-    for path in paths:
-        args += ["--immutable", str(path)]
-    return args + [
-        "--host", host, "--port", str(port),
-        "--setting", "sql_time_limit_ms", str(time_limit_ms),
-        "--setting", "default_allow_sql", "on" if allow_sql else "off",
-        "--setting", "allow_download", "on" if allow_download else "off",
-    ]

@@ -5,17 +5,12 @@ headless Chromium."""
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import sqlite3
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +19,8 @@ import yaml
 from click.testing import CliRunner
 
 pytest.importorskip("datasette", reason="Datasette is not installed: pip install -e '.[datasette]'")
+
+from dsserve import mdfts_serve  # noqa: E402
 
 from mdfts.artifact import check_source_url, source_link  # noqa: E402
 from mdfts.browse import column_descriptions  # noqa: E402
@@ -48,31 +45,6 @@ def index_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@contextmanager
-def mdfts_serve(log: Path, *args: str) -> Iterator[str]:
-    """Run `mdfts serve ARGS --port 0` and yield its base URL; stop it on the way out."""
-    with open(log, "w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "mdfts", "serve", *args, "--port", "0"],
-                                stdout=subprocess.DEVNULL, stderr=err)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            found = re.search(r"Uvicorn running on (http://127\.0\.0\.1:\d+)", log.read_text())
-            if found:
-                yield found.group(1)
-                break
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"mdfts serve did not start:\n{log.read_text()}")
-            time.sleep(0.05)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 @pytest.fixture(scope="module")
 def site(index_db: Path, datasette_client: Callable[..., InProcessDatasette]) -> InProcessDatasette:
     """The index in Datasette, in process, with `mdfts serve`'s defaults."""
@@ -82,7 +54,7 @@ def site(index_db: Path, datasette_client: Callable[..., InProcessDatasette]) ->
 @pytest.fixture(scope="module")
 def server(index_db: Path) -> Iterator[str]:
     """A real `mdfts serve` of the index on 127.0.0.1: for the smoke test and the browser."""
-    with mdfts_serve(index_db.with_name("serve.log"), str(index_db)) as base:
+    with mdfts_serve(index_db) as (base, _):
         yield base
 
 
