@@ -108,6 +108,14 @@ class _Server:
         return asked
 
 
+def _show(ix: Index, ref: str) -> Hit | Outline:
+    """The section or outline a ref names; a bad ref is the tool's error, with its nearest anchors."""
+    try:
+        return ix.show(ref)
+    except MdftsError as err:
+        raise ToolError(str(err)) from None
+
+
 def _resolves(ix: Index, ref: str) -> bool:
     try:
         ix.show(ref)
@@ -224,10 +232,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         clamped: dict[str, Any] = {}
         budget = s.clamp("max_tokens", max_tokens or caps.max_tokens, caps.max_tokens, clamped, MIN_TOKENS)
         name, ix = s.one(index, ref)
-        try:
-            shown = ix.show(ref)
-        except MdftsError as err:
-            raise ToolError(str(err)) from None
+        shown = _show(ix, ref)
         if isinstance(shown, Outline):
             return _outline_result(name, shown, clamped)
         hits = [shown]
@@ -319,10 +324,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         chosen = s.pick(index)
         if path is not None and not path.endswith("/"):
             name, ix = s.one(index, path)
-            try:
-                shown = ix.show(path)
-            except MdftsError as err:
-                raise ToolError(str(err)) from None
+            shown = _show(ix, path)
             if isinstance(shown, Outline):
                 return _outline_result(name, shown, {})
         many = len(chosen) > 1
