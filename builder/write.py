@@ -29,6 +29,12 @@ if TYPE_CHECKING:
 _BATCH_CHARS = 1 << 20
 _BATCH_TOKENS = 20_000
 
+# The index's page size, and the build file's: VACUUM INTO copies the rows into fresh b-trees of
+# _PAGE_SIZE pages, so the index is the same bytes whatever size the build file had, and inserting
+# into 64 KiB pages (fewer b-tree pages to split and write) cost ~8% less write CPU.
+_PAGE_SIZE = 4096
+_BUILD_PAGE_SIZE = 65536
+
 # sections' stored columns; the view `sections_full` adds title, trail and file_words.
 _SECTION_COLUMNS = (
     "id, document_id, path, ordinal, level, heading, ancestors, anchor, start_line, end_line, "
@@ -337,7 +343,7 @@ class IndexWriter:
         # of 1.9 MB, docs/bad-input.md; 198 MB for 20 MB of markdown with in-memory temp files).
         # The CPU time is within a few percent: the OS page cache serves the extra reads.
         for pragma in (
-            "page_size = 4096", "auto_vacuum = NONE", "encoding = 'UTF-8'",
+            f"page_size = {_BUILD_PAGE_SIZE}", "auto_vacuum = NONE", "encoding = 'UTF-8'",
             "journal_mode = OFF", "synchronous = OFF", "cache_size = -4096", "temp_store = DEFAULT",
             f"application_id = {APPLICATION_ID}", f"user_version = {SCHEMA_VERSION}",
         ):
@@ -600,6 +606,7 @@ class IndexWriter:
         db.execute("insert into sections_fts(sections_fts) values ('optimize')")
         started = add_time(self.timings, "fts_optimize", started)
         try:
+            db.execute(f"pragma page_size = {_PAGE_SIZE}")  # the size VACUUM INTO writes the index with
             db.execute("vacuum into ?", (str(self.final_tmp),))
         except sqlite3.Error as err:
             raise MdftsError(f"{self.out}: cannot write the index: {err}") from None

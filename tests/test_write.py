@@ -55,6 +55,15 @@ def test_two_builds_are_byte_identical(tmp_path: Path, fixture_db: Path, docs_di
     assert _sha256(elsewhere) == _sha256(first)
 
 
+def test_the_build_files_page_size_leaves_no_trace(tmp_path: Path, fixture_db: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # Rows go to a file of big pages (cheaper inserts); VACUUM INTO writes the index in 4 KiB ones.
+    monkeypatch.setattr("mdfts.write._BUILD_PAGE_SIZE", 4096)
+    small = tmp_path / "small-pages.db"
+    build_index([FIXTURE_DOCS], small)
+    assert _sha256(small) == _sha256(fixture_db)
+
+
 def test_source_date_epoch_is_the_only_build_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
     a, b = tmp_path / "a.db", tmp_path / "b.db"
