@@ -381,7 +381,7 @@ def _write(
 ) -> BuildResult:
     write_steps: dict[str, float] = {}
     clock.switch("write")
-    with IndexWriter(out, timings=write_steps) as writer:
+    with IndexWriter(out, timings=write_steps, files=len(files)) as writer:
         if previous is not None:
             writer.attach_previous(previous)
             parsed: Generator[_Parsed | None, None, None] = (_reuse_or_split(writer, f, clock) for f in files)

@@ -29,11 +29,14 @@ if TYPE_CHECKING:
 _BATCH_CHARS = 1 << 20
 _BATCH_TOKENS = 20_000
 
-# The index's page size, and the build file's: VACUUM INTO copies the rows into fresh b-trees of
-# _PAGE_SIZE pages, so the index is the same bytes whatever size the build file had, and inserting
-# into 64 KiB pages (fewer b-tree pages to split and write) cost ~8% less write CPU.
+# The index's page size, and the build file's for a build of many files: VACUUM INTO copies the
+# rows into fresh b-trees of _PAGE_SIZE pages, so the index is the same bytes whatever pages the
+# build file had, and inserting into 64 KiB ones (fewer b-tree pages to split and write) cost ~8%
+# less write CPU. Not for a few files: every table and index takes a page at least (~1.5 MB of
+# build file for a tiny index, which then no longer fits where its index would).
 _PAGE_SIZE = 4096
 _BUILD_PAGE_SIZE = 65536
+BIG_PAGES_FROM = 256  # files
 
 # sections' stored columns; the view `sections_full` adds title, trail and file_words.
 _SECTION_COLUMNS = (
@@ -298,8 +301,11 @@ class IndexWriter:
     leaves any existing `out` untouched.
     """
 
-    def __init__(self, out: Path, timings: dict[str, float] | None = None) -> None:
+    def __init__(self, out: Path, timings: dict[str, float] | None = None, files: int = 0) -> None:
+        """:param files: how many documents the build expects (a hint: BIG_PAGES_FROM or more
+        writes the rows into big pages first)."""
         self.out = out
+        self.page_size = _BUILD_PAGE_SIZE if files >= BIG_PAGES_FROM else _PAGE_SIZE
         self.timings = timings  # seconds per finishing step, added to when given (for `make bench`)
         if out.exists() and out.is_dir():
             raise MdftsError(f"{out}: is a folder, not a file")
@@ -343,7 +349,7 @@ class IndexWriter:
         # of 1.9 MB, docs/bad-input.md; 198 MB for 20 MB of markdown with in-memory temp files).
         # The CPU time is within a few percent: the OS page cache serves the extra reads.
         for pragma in (
-            f"page_size = {_BUILD_PAGE_SIZE}", "auto_vacuum = NONE", "encoding = 'UTF-8'",
+            f"page_size = {self.page_size}", "auto_vacuum = NONE", "encoding = 'UTF-8'",
             "journal_mode = OFF", "synchronous = OFF", "cache_size = -4096", "temp_store = DEFAULT",
             f"application_id = {APPLICATION_ID}", f"user_version = {SCHEMA_VERSION}",
         ):
