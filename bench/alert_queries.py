@@ -18,6 +18,12 @@ import click
 HEADINGS = ("meaning", "impact", "diagnosis", "mitigation")
 
 
+def alert_query(path: str, heading: str) -> str:
+    """The query for one runbook section: the file's stem (the alert's name) and the heading."""
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    return f"{stem} {heading.lower()}"
+
+
 @click.command()
 @click.argument("db", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--limit", type=click.IntRange(1), default=200, show_default=True, help="Queries to write at most.")
@@ -30,8 +36,7 @@ def main(db: Path, limit: int) -> None:
     ).fetchall()
     step = max(1, len(rows) // limit)
     for i, (path, heading, line) in enumerate(rows[::step][:limit]):
-        stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-        q = {"id": f"alert-{i}", "q": f"{stem} {heading.lower()}", "gold": [{"path": path, "line": line}],
+        q = {"id": f"alert-{i}", "q": alert_query(path, heading), "gold": [{"path": path, "line": line}],
              "kind": "alert"}
         click.echo(json.dumps(q))
     conn.close()

@@ -12,6 +12,7 @@ import pytest
 
 import bench.common
 from bench.common import REPO, build_peak, md_table, percentile, portable_command, replicate
+from bench.selfcheck import derive_queries
 
 from conftest import FIXTURE_DOCS, run_cli
 
@@ -126,3 +127,68 @@ def test_alert_queries_name_the_file_and_the_heading(tmp_path: Path) -> None:
         {"id": "alert-0", "q": "KubeNodeDown meaning", "gold": [{"path": "KubeNodeDown.md", "line": 3}], "kind": "alert"},
         {"id": "alert-1", "q": "KubeNodeDown mitigation", "gold": [{"path": "KubeNodeDown.md", "line": 7}], "kind": "alert"},
     ]
+
+
+def _selfcheck_corpus(root: Path) -> Path:
+    pages = {
+        "pages/kiln.md": "# kiln\n\n> Firing utility for `clay`.\n> More information: <https://kiln.example>.\n\n"
+                         "- [s]tart a firing schedule:\n\n`kiln start`\n\n- Display help:\n\n`kiln -h`\n",
+        "pages/wheel.md": "# wheel\n\n> Throw pots on a wheel.\n\n- Display help:\n\n`wheel -h`\n",
+        "runbooks/KilnOverheat.md": "# KilnOverheat\n\n## Meaning\n\nToo hot.\n\n## Mitigation\n\nVent it.\n",
+        "guide/glaze.md": "# Glaze\n\nIntro.\n\n## Configuration\n\nSet cones.\n\n## Cone chart\n\nA table.\n",
+        "guide/clay.md": "# Clay bodies\n\n## Configuration\n\nSet moisture.\n",
+    }
+    for rel, text in pages.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+def test_selfcheck_derives_queries_from_the_pages_shape(tmp_path: Path) -> None:
+    queries = derive_queries(_selfcheck_corpus(tmp_path))
+
+    def gold(path: str, line: int, heading: str) -> list[dict[str, object]]:
+        return [{"path": path, "line": line, "heading": heading}]
+
+    assert [(q["kind"], q["q"], q["gold"]) for q in queries] == [
+        # one-section pages: the lead's first sentence without markup or the "More information" line
+        ("summary", "firing utility for clay", gold("pages/kiln.md", 1, "kiln")),
+        ("summary", "throw pots on a wheel", gold("pages/wheel.md", 1, "wheel")),
+        ("summary+name", "kiln firing utility for clay", gold("pages/kiln.md", 1, "kiln")),
+        ("summary+name", "wheel throw pots on a wheel", gold("pages/wheel.md", 1, "wheel")),
+        # an item of three words or more, letters unbracketed; "Display help" is too short
+        ("example", "start a firing schedule", gold("pages/kiln.md", 1, "kiln")),
+        ("example+name", "kiln start a firing schedule", gold("pages/kiln.md", 1, "kiln")),
+        ("alert", "KilnOverheat meaning", gold("runbooks/KilnOverheat.md", 3, "Meaning")),
+        ("alert", "KilnOverheat mitigation", gold("runbooks/KilnOverheat.md", 7, "Mitigation")),
+        # a sub-heading two pages share; "Cone chart" (one page) yields nothing
+        ("title+heading", "Clay bodies Configuration", gold("guide/clay.md", 3, "Configuration")),
+        ("title+heading", "Glaze Configuration", gold("guide/glaze.md", 5, "Configuration")),
+    ]
+    assert [q["id"] for q in queries][:3] == ["summary-0000", "summary-0001", "summary+name-0000"]
+
+
+def test_selfcheck_drops_a_nameless_query_two_pages_share(tmp_path: Path) -> None:
+    root = _selfcheck_corpus(tmp_path)
+    (root / "pages" / "oven.md").write_text("# oven\n\n- Start a firing schedule:\n\n`oven go`\n", encoding="utf-8")
+    queries = derive_queries(root)
+    examples = sorted((q["kind"], q["q"]) for q in queries if q["kind"].startswith("example"))
+    assert examples == [("example+name", "kiln start a firing schedule"),
+                        ("example+name", "oven start a firing schedule")]
+
+
+@pytest.mark.integration
+def test_selfcheck_command_writes_json_lines(tmp_path: Path) -> None:
+    out = tmp_path / "q.jsonl"
+    proc = _bench("selfcheck", str(_selfcheck_corpus(tmp_path / "docs")), "--out", str(out), "--limit", "1")
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [q["id"] for q in lines] == ["docs-summary-0000", "docs-summary+name-0000", "docs-example-0000",
+                                        "docs-example+name-0000", "docs-alert-0000", "docs-title+heading-0000"]
+    assert proc.stderr == ("selfcheck: 6 queries (summary 1, summary+name 1, example 1, example+name 1, alert 1, "
+                           "title+heading 1)\n")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "a.md").write_text("just text\n", encoding="utf-8")
+    failed = _bench("selfcheck", str(empty))
+    assert (failed.returncode, failed.stderr) == (1, f"Error: {empty}: no page yields a query\n")
