@@ -14,16 +14,20 @@ select term, doc, round(mdfts_ln(1.0 + ((select count(*) from sections) - doc + 
 from temp.vocab where doc > 1 order by term;
 drop table temp.vocab;
 
--- The same for exact tokens (by lookup form) found in more than one section.
+-- The same for exact tokens (by lookup form) found in more than one section; strong: some
+-- section holds it as a kind other than a name or a plain code span (search.sql's `strong`
+-- reads it here rather than scanning every row of a common name).
 create table token_df (
-  norm text primary key,
-  df   integer not null,
-  idf  real not null
+  norm   text primary key,
+  df     integer not null,
+  idf    real not null,
+  strong integer not null
 ) without rowid;
 insert into token_df
 select norm, count(distinct section_id) as df,
        round(mdfts_ln(1.0 + ((select count(*) from sections) - count(distinct section_id) + 0.5)
-                      / (count(distinct section_id) + 0.5)), 4)
+                      / (count(distinct section_id) + 0.5)), 4),
+       max(kind not in (7, 10))  -- (kinds 7 and 10: name and code, see the view tokens)
 from token_rows group by norm having count(distinct section_id) > 1 order by norm;
 
 -- Words a search ignores unless the query has nothing else.

@@ -53,7 +53,9 @@ term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt) as materialized (
     case when lead(pos) over (order by pos) = pos + 1 then lead(n) over (order by pos) end
   from (
     select pos, t, n,
-      exists (select 1 from tokens as tk where tk.norm = n and tk.kind not in ('name', 'code'))
+      -- (token_df says it for a token of two sections or more; else its rows are few)
+      coalesce((select strong from token_df where norm = n),
+               exists (select 1 from tokens as tk where tk.norm = n and tk.kind not in ('name', 'code')))
         or (n glob '*?-?*-?*' and exists (select 1 from tokens as tk where tk.norm = n)) as strong,
       n in (select word from mdfts_stopwords) as stop
     from (

@@ -33,7 +33,7 @@ TABLES = {
         "versions", "dotted_names", "file_paths", "urls", "hosts", "code_spans",
     ],
     "term_df": ["term", "df", "idf"],
-    "token_df": ["norm", "df", "idf"],
+    "token_df": ["norm", "df", "idf", "strong"],
     "mdfts_stopwords": ["word"],
     "mdfts_synonyms": ["grp", "word"],
     "mdfts_roles": ["cue", "word"],
@@ -97,6 +97,17 @@ def test_tokens_view_gives_back_what_the_build_saw(tmp_path: Path) -> None:
     assert {"", "^", "PaymentsClient", "retryBudget"} <= written  # all three forms are there
     assert {r[0] for r in conn.execute("select source from tokens")} == set(SOURCES)
     conn.close()
+
+
+def test_token_df_strong_says_what_the_tokens_say(sample_db: Path) -> None:
+    """token_df.strong (read by search.sql instead of scanning a common name's rows) is 1 exactly
+    when some section holds the token as a kind other than a name or a plain code span."""
+    conn = sqlite3.connect(sample_db)
+    rows = conn.execute(
+        "select strong, exists (select 1 from tokens as t where t.norm = d.norm and t.kind not in ('name', 'code'))"
+        " from token_df as d").fetchall()
+    assert {a for a, _ in rows} == {0, 1}  # both kinds occur in the sample
+    assert all(a == b for a, b in rows)
 
 
 def test_required_section_columns(fixture_conn: sqlite3.Connection) -> None:
