@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring as _quote  # what JSONEncoder(ensure_ascii=False) quotes with
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from mdfts.artifact import APPLICATION_ID, KIND_COLUMNS, KINDS, SCHEMA_VERSION, SOURCES, TOKENIZER, load_sql
 from mdfts.errors import MdftsError
@@ -84,11 +84,11 @@ def _json_list(items: list[str]) -> str | None:
 
 # One document's rows without ids (they depend on the documents before it): what a worker
 # process hands the writer. Plain tuples pickle several times faster than the dataclasses.
-# (path, sha256, documents values after id, [(ordinal, section values from path to
-# end_line, parent ordinal, values from body on)], [(norm, ordinal, token, kind, source)],
-# rows_sha256: made where the rows are, in the worker when there are workers)
+# (path, sha256, documents values after id (rows_sha256 made where the rows are, in the worker
+# when there are workers), [(ordinal, section values from path to end_line, parent ordinal,
+# values from body on)], [(norm, ordinal, token, kind, source)])
 SectionRow = tuple[int, tuple[object, ...], "int | None", tuple[object, ...]]
-DocumentRows = tuple[str, str, tuple[object, ...], list[SectionRow], list[tuple[str, int, str, str, str]], str]
+DocumentRows = tuple[str, str, tuple[object, ...], list[SectionRow], list[tuple[str, int, str, str, str]]]
 _INSERT_SECTION = (
     f"insert into sections ({_SECTION_COLUMNS}) values ({', '.join('?' * len(_SECTION_COLUMNS.split(',')))})"
 )
@@ -210,7 +210,7 @@ def prepare_rows(doc: Document) -> DocumentRows:
         digest.section(o, _digest_values(head, parent, tail), i == last,
                        [(norm, token, kind, source) for norm, _, token, kind, source in token_rows[n:]])
     doc_values = _document_values(doc)
-    return doc.path, doc.sha256, doc_values, section_rows, token_rows, digest.document(doc_values)
+    return doc.path, doc.sha256, (*doc_values, digest.document(doc_values), words), section_rows, token_rows
 
 
 def _document_values(doc: Document) -> tuple[object, ...]:
@@ -333,6 +333,11 @@ class IndexWriter:
         self.reusing = False  # attach_previous() was called
         self._doc_open = False  # between start_document() and end_document()
         self.reused = 0
+        # add_rows()'s rows not inserted yet (see _flush_pending), and their body characters.
+        self._pending_documents: list[tuple[object, ...]] = []
+        self._pending_sections: list[tuple[object, ...]] = []
+        self._pending_tokens: list[tuple[object, ...]] = []
+        self._pending_chars = 0
 
     def _open(self) -> None:
         for p in (self.build_tmp, self.final_tmp):
@@ -382,23 +387,36 @@ class IndexWriter:
 
     def add_rows(self, rows: DocumentRows) -> None:
         """Insert one document's rows from prepare_rows(), giving out the next ids."""
-        path, sha256, doc_values, section_rows, token_rows, rows_sha256 = rows
+        path, sha256, doc_row, section_rows, token_rows = rows
         doc_id = self.next_doc_id
         self.next_doc_id += 1
         first = self.next_section_id
         self.next_section_id += len(section_rows)
         self.digest.update(f"{path}\0{sha256}\n".encode())
-        db = self.db
-        db.execute(_INSERT_DOCUMENT, (doc_id, *doc_values, rows_sha256, file_words(path)))
+        # Held until a batch is full: one executemany() a batch, not three calls a document (most
+        # documents are a few sections; the calls cost more than the rows on a corpus of small files).
+        self._pending_documents.append((doc_id, *doc_row))
         last = first + len(section_rows) - 1
-        db.executemany(_INSERT_SECTION, [
+        self._pending_sections += [
             _stored_section(first + o, doc_id, head, None if parent is None else first + parent,
                             first + o - 1 if o else None, first + o + 1 if first + o < last else None, tail)
             for o, head, parent, tail in section_rows
-        ])
-        db.executemany(_INSERT_TOKEN, [_stored_token(norm, first + o, token, kind, source)
-                                       for norm, o, token, kind, source in token_rows])
+        ]
+        self._pending_tokens += [_stored_token(norm, first + o, token, kind, source)
+                                 for norm, o, token, kind, source in token_rows]
         self.n_tokens += len(token_rows)
+        self._pending_chars += sum(len(cast(str, tail[0])) for _, _, _, tail in section_rows)
+        if self._pending_chars > _BATCH_CHARS or len(self._pending_tokens) > _BATCH_TOKENS:
+            self._flush_pending()
+
+    def _flush_pending(self) -> None:
+        """Insert the rows add_rows() holds."""
+        if self._pending_documents:
+            self.db.executemany(_INSERT_DOCUMENT, self._pending_documents)
+            self.db.executemany(_INSERT_SECTION, self._pending_sections)
+            self.db.executemany(_INSERT_TOKEN, self._pending_tokens)
+        self._pending_documents, self._pending_sections, self._pending_tokens = [], [], []
+        self._pending_chars = 0
 
     # -- one document streamed section by section (stream_sections), for files too big to hold --
 
@@ -406,6 +424,7 @@ class IndexWriter:
         """Begin a document whose sections come one at a time: they go to the returned
         `sink(section, title)` as they are read and are written in batches; end_document() then
         writes the document's own row. Memory holds a batch, not the document's rows."""
+        self._flush_pending()  # abandon_document() counts the rows in the file
         self._doc_open = True
         self._doc_id = self.next_doc_id
         self._first = self.next_section_id
@@ -478,6 +497,7 @@ class IndexWriter:
 
     def set_last_commits(self, commits: dict[str, str]) -> None:
         """Record each document's last git commit (documents.last_commit), by path."""
+        self._flush_pending()
         self.db.executemany("update documents set last_commit = ? where path = ?",
                             sorted((c, p) for p, c in commits.items()))
 
@@ -576,6 +596,7 @@ class IndexWriter:
         """Index, stamp, compact and rename into place; returns what was written."""
         db = self.db
         started = add_time(self.timings, "", 0.0)
+        self._flush_pending()
         if self.reusing:
             self._verify_reused()
             try:
