@@ -241,10 +241,13 @@ pool(id, bm, inbm) as materialized (
 -- to the best (1.0); an exact-token section outside the bm25 pools has its own bm25 (else it
 -- would count as 0 against the sections holding only the query's common words). Per
 -- candidate, what the signals need of the section: fw, the file name's words (before the
--- folder's), nw how many, nhead the heading's words (stop words aside).
-cand(id, document_id, bm_n, fw, nw, nhead) as materialized (
+-- folder's), nw how many, nhead the heading's words (stop words aside), nstop how many of the
+-- file name's words are stop words the query writes ("about" in tool-about.md).
+cand(id, document_id, bm_n, fw, nw, nhead, nstop) as materialized (
   select id, document_id, coalesce(bm / nullif(min(bm) over (), 0), 0), fw,
-    max(1, length(fw) - length(replace(fw, ' ', '')) + 1), nhead
+    max(1, length(fw) - length(replace(fw, ' ', '')) + 1), nhead,
+    (select count(*) from json_each('[' || replace(json_quote(fw), ' ', '","') || ']') as j
+     where j.value in (select n from term where stop and not allstop))
   from (
     select u.id, s.document_id, min(u.bm) as bm,
       trim(substr(s.file_words, 1, instr(s.file_words || ' /', ' /') - 1)) as fw,
@@ -277,13 +280,13 @@ cand(id, document_id, bm_n, fw, nw, nhead) as materialized (
 -- ev: the term's exact-token evidence in the candidate (NULL when it holds no such token);
 -- in_page: a section of the candidate's document holds it as an exact token (both by primary
 -- key lookups: the cost does not grow with how many sections hold the token).
-hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead) as materialized (
+hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop) as materialized (
   select id, pos, b, ev,
     -- (a section that holds the token is a section of its page that does)
     case when ev is not null then 1
          else tok and exists (select 1 from sections as o cross join tokens as tk on tk.norm = n and tk.section_id = o.id
                               where o.document_id = x.document_id) end,
-    bm_n, fw, nw, nhead
+    bm_n, fw, nw, nhead, nstop
   from (
   select cand.id, key.pos, key.n, key.tok, cand.document_id, (
     select 1 + 2 * (instr(highlight(sections_fts, 1, char(1), ''), char(1)) > 0)
@@ -294,7 +297,7 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead) as materialized (
     case when key.tok then
       (select max(key.idf * (1 + (tk.token = key.t)) * (1 + 0.5 * (tk.source in ('heading', 'definition')))) / 3.0
        from tokens as tk where tk.norm = key.n and tk.section_id = cand.id) end as ev,
-    cand.bm_n, cand.fw, cand.nw, cand.nhead
+    cand.bm_n, cand.fw, cand.nw, cand.nhead, cand.nstop
   from cand, key
   limit -1 offset 0) as x
 ),
@@ -305,9 +308,9 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead) as materialized (
 -- exact token (whatever the document's name says); whole: the term spells the whole file name
 -- (PaymentsGatewayDown for PaymentsGatewayDown.md); how (for --explain only): exact, stem or none.
 termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
-        wide, whole, nw, nhead, how) as materialized (
+        wide, whole, nw, nhead, nstop, how) as materialized (
   select id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
-    wide, whole, nw, nhead,
+    wide, whole, nw, nhead, nstop,
     case when (select explain from q) then
       case when tok then 'exact' when not (any_ or in_doc) then 'none'
            when (select instr(lower(substr(s.text, 1, 20000) || ' ' || s.path), lower(t))
@@ -325,7 +328,7 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
            else coalesce(hit.ev, 0) end as ev,
       hit.in_page, hit.ev is not null as tok, key.nparts, key.jw, key.wide,
       replace(hit.fw, ' ', '') = replace(replace(replace(lower(key.t), '-', ''), '_', ''), '.', '') as whole,
-      hit.nw, hit.nhead
+      hit.nw, hit.nhead, hit.nstop
     from hit join key on key.pos = hit.pos) as x
 ),
 -- The signals, each between 0 and 1 (shares of the query's idf unless said otherwise):
@@ -348,7 +351,10 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          tool.md for "tool sub ...", and make.md wins little for "make a ..."; the root, as
 --          a service's name is one word of a long question); an identifier that spells the
 --          whole name (PaymentsGatewayDown for PaymentsGatewayDown.md) names all of it; two
---          query words that make one compound ("argo cd" for argocd) count as one word;
+--          query words that make one compound ("argo cd" for argocd) count as one word; a stop
+--          word of the file name the query writes is named too ("tool about ..." names all of
+--          tool-about.md), though it adds nothing to the query's share (a file named only by
+--          stop words earns nothing);
 --   phrase the whole text, two words or more, occurs as a phrase (an error message, a quoted
 --          log line);
 --   role   the query asks for a kind of section ("how do I fix" → Mitigation, Solution) and
@@ -377,8 +383,8 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held) a
                / sum(th.nparts * (not th.wide))),
     min(sum(th.ev) / max(th.total), 1.0),
     min(1.0, sum(th.in_head) * 1.0 / max(max(th.nhead), 1)),
-    (sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) * 1.0 / max(th.nw))
-      * (sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) * 1.0 / max(th.nw))
+    ((sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) + max(th.nstop)) * 1.0 / max(th.nw))
+      * ((sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) + max(th.nstop)) * 1.0 / max(th.nw))
       * sqrt(sum(th.idf * th.in_file) / max(th.total)),
     sum(case when not th.ident then 0 when th.tok or th.in_doc or th.in_page then 1.0 else 0 end)
       / max(sum(th.ident), 1),

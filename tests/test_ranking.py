@@ -173,6 +173,25 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "which glaze cones does kilnware support?",
         ("guide/support.md", "Glaze cones"),
     ),
+    # A stop word in a file name counts as named when the query writes it: "kilnctl about ..."
+    # names all of kilnctl-about.md, not half of it (else kilnctl-firmware.md, whose name the
+    # query's content words fill, wins).
+    "stop-word-in-file-name": (
+        {
+            "cli/kilnctl.md": (
+                "# kilnctl\n\n> Drive the kiln controller.\n\n- Show the controller's firmware version:\n\n"
+                "`kilnctl firmware --version`\n"),
+            "cli/kilnctl-about.md": (
+                "# kilnctl about\n\n> Print details about the kiln controller firmware.\n\n"
+                "- Print the details:\n\n`kilnctl about`\n"),
+            "cli/kilnctl-firmware.md": (
+                "# kilnctl firmware\n\n> Manage kiln controller firmware: print its details, flash images.\n\n"
+                "- Print the firmware details:\n\n`kilnctl firmware show`\n\n- Flash a firmware image:\n\n"
+                "`kilnctl firmware flash image.bin`\n"),
+        },
+        "kilnctl about print details about the kiln controller firmware",
+        ("cli/kilnctl-about.md", None),
+    ),
     # Words the query puts together, found together: "wet clay keeps ... a sealed bin" beats a
     # shorter section that holds the same words apart.
     "neighbouring-words": (
