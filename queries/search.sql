@@ -2,7 +2,8 @@
 -- params:  :q (required) the user's text, any characters (it is never passed to MATCH as is);
 --          :limit rows to return, default 10; :explain 1 to fill the explain column
 -- returns: rank, id, path, heading, trail (JSON array), anchor, level, start_line, end_line,
---          score (higher is better), snippet, body, exact (1 when the query names no identifier
+--          score (higher is better), snippet (plain text below the heading, the first key word
+--          [marked]), body, exact (1 when the query names no identifier
 --          or the section holds one of them exactly, else 0), explain (JSON when :explain:
 --          each signal's value, weight and share of the score, and how each query term
 --          matched); best first, ties by id. No rows when the text has no usable term.
@@ -472,7 +473,7 @@ select
   row_number() over (order by r.score desc, r.id) as rank,
   s.id, s.path, s.heading, s.trail, s.anchor, s.level, s.start_line, s.end_line, r.score,
   -- The snippet: up to 160 characters around the first key word (by its stem's prefix) found in
-  -- the first 20,000 characters of the section's text, the word marked [like this]. instr and
+  -- the first 20,000 characters of the section's text below its heading, the word marked [like this]. instr and
   -- substr over a bounded prefix: the cost does not grow with the section or with repeats
   -- (FTS5's snippet() is quadratic in how often a term repeats within a section).
   (select case when at > 0 then
@@ -483,10 +484,20 @@ select
    from (select x, at, max(len, length(rtrim(substr(x, at, instr(substr(x, at, 40) || ' ', ' ') - 1),
                                                 '.,:;!?)]}>"''`'))) as len from (
            select x, instr(lx, k.w) as at, length(k.w) as len
-           -- line breaks and tabs read as spaces, so a marked word ends at the end of its line
-           -- (the window cut and folded once: not flattened, so not once per use of x)
+           -- line breaks and tabs read as spaces, so a marked word ends at the end of its line;
+           -- the heading line is left out (the hit shows its heading already) unless nothing
+           -- follows it, and table pipes and rules are blanked, runs of spaces folded: prose, not
+           -- markup (the window cut and folded once: not flattened, so not once per use of x)
            from (select x, lower(x) as lx
-                 from (select replace(replace(substr(s.text, 1, 20000), char(10), ' '), char(9), ' ') as x)
+                 from (select trim(replace(replace(replace(replace(replace(replace(replace(replace(replace(
+                                coalesce(nullif(case when s.level = 0 then w
+                                                     when instr(w, char(10)) > 0
+                                                     then ltrim(substr(w, instr(w, char(10)) + 1),
+                                                                '=-' || char(10) || char(13) || ' ')
+                                                     else '' end, ''), ltrim(w, '# ')),
+                                char(10), ' '), char(13), ' '), char(9), ' '), '|', ' '), '---', ''),
+                                '   ', ' '), '   ', ' '), '  ', ' '), '  ', ' ')) as x
+                       from (select substr(s.text, 1, 20000) as w))
                  limit -1 offset 0) as t,
                 (select substr(w, 1, max(3, min(length(w), length(w) - 2))) as w from part
                  where length(w) >= 3 and pos in (select pos from key)) as k)

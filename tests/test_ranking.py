@@ -302,14 +302,24 @@ def test_snippet_is_cut_from_a_bounded_window(tmp_path: Path) -> None:
     (hit,) = mdfts.search(db, "needle", limit=1)
     assert "[needle]" in hit.snippet and len(hit.snippet) <= 200
     (far,) = mdfts.search(db, "haystackend", limit=1)  # beyond the window: the section's start
-    assert far.snippet.startswith("# One") and "[" not in far.snippet and len(far.snippet) <= 120
+    assert far.snippet.startswith("needle w00001") and "[" not in far.snippet and len(far.snippet) <= 120
+
+
+def test_snippet_is_prose_below_the_heading(tmp_path: Path) -> None:
+    """The hit names its heading already: the snippet starts below it, with table pipes and rules
+    blanked; a section that is only a heading shows the heading's words, without its markers."""
+    db = build_case(tmp_path, {"glaze/kilns.md": "# Kilns\n\n## Firing schedule\n\n| Cone | Hours |\n"
+                                                 "|---|---|\n| 6 | kilns need 9 |\n\n## Kiln wash\n"})
+    by_heading = {h.heading: h.snippet for h in mdfts.search(db, "kilns firing kiln wash", limit=5)}
+    assert by_heading["Firing schedule"] == "Cone Hours 6 [kilns] need 9"
+    assert by_heading["Kiln wash"] == "[Kiln] wash"
 
 
 def test_snippet_marks_one_word_not_the_next_line(tmp_path: Path) -> None:
     """A key word that ends its line is marked alone: the mark stops at the line break, not at the
     next space of the following line (which gave `[kilns\\n\\nkilns]` and `[kilns\\n\\n|]`)."""
     db = build_case(tmp_path, {"glaze/kilns.md": "# Firing kilns\n\nkilns heat slowly.\n",
-                               "glaze/table.md": "# Tables\n\n## kilns\n\n| Name | Size |\n|---|---|\n| a | b |\n"})
+                               "glaze/table.md": "# Tables\n\n## Sizes\n\nkilns\n\n| Name | Size |\n|---|---|\n| a | b |\n"})
     marked = [re.findall(r"\[([^\]]*)\]", h.snippet) for h in mdfts.search(db, "kilns", limit=5)]
     assert marked == [["kilns"], ["kilns"]]
 
