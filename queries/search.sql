@@ -355,7 +355,8 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          query words that make one compound ("argo cd" for argocd) count as one word; a stop
 --          word of the file name the query writes is named too ("tool about ..." names all of
 --          tool-about.md), though it adds nothing to the query's share (a file named only by
---          stop words earns nothing);
+--          stop words earns nothing); the share is at most 1 (two forms of a word, "files ...
+--          file", name file.md once);
 --   phrase the whole text, two words or more, occurs as a phrase (an error message, a quoted
 --          log line);
 --   role   the query asks for a kind of section ("how do I fix" → Mitigation, Solution) and
@@ -384,8 +385,8 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held) a
                / sum(th.nparts * (not th.wide))),
     min(sum(th.ev) / max(th.total), 1.0),
     min(1.0, sum(th.in_head) * 1.0 / max(max(th.nhead), 1)),
-    ((sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) + max(th.nstop)) * 1.0 / max(th.nw))
-      * ((sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) + max(th.nstop)) * 1.0 / max(th.nw))
+    min(1.0, (sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) + max(th.nstop)) * 1.0 / max(th.nw))
+      * min(1.0, (sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) + max(th.nstop)) * 1.0 / max(th.nw))
       * sqrt(sum(th.idf * th.in_file) / max(th.total)),
     sum(case when not th.ident then 0 when th.tok or th.in_doc or th.in_page then 1.0 else 0 end)
       / max(sum(th.ident), 1),

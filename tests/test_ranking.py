@@ -192,6 +192,20 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "kilnctl about print details about the kiln controller firmware",
         ("cli/kilnctl-about.md", None),
     ),
+    # Two forms of one word ("files", "file") name a one-word file name once, not twice over:
+    # the share of the file name the query names is at most all of it.
+    "two-forms-name-a-file-once": (
+        {
+            "cli/file.md": (
+                "# file\n\n> Determine the type of a file.\n\n- List the types of all files in a folder:\n\n"
+                "`file path/to/folder/*`\n\n- Look inside an archive:\n\n`file -z path/to/archive`\n"),
+            "cli/glazeinfo.md": (
+                "# glazeinfo\n\n> List what a glaze archive holds.\n\n- List all files in a glaze archive:\n\n"
+                "`glazeinfo path/to/archive.glz`\n"),
+        },
+        "list all files in a glaze archive file",
+        ("cli/glazeinfo.md", None),
+    ),
     # Words the query puts together, found together: "wet clay keeps ... a sealed bin" beats a
     # shorter section that holds the same words apart.
     "neighbouring-words": (
