@@ -554,6 +554,7 @@ class IndexWriter:
         its sections and one over its tokens; RowsMismatch if any differs (rows edited in the old
         file were copied, and the result passed integrity_check) or cannot be read."""
         db = self.db
+        path = "?"
         try:
             sections = db.execute(_REUSED_SECTIONS)
             tokens = db.execute(_REUSED_TOKENS)
@@ -579,6 +580,8 @@ class IndexWriter:
                     raise RowsMismatch(f"the rows of {path} do not match their digest")
         except sqlite3.DatabaseError as err:
             raise RowsMismatch(f"cannot read it ({err})") from None
+        except (TypeError, ValueError):  # a value no full build writes (a blob): JSON cannot spell it
+            raise RowsMismatch(f"the rows of {path} do not match their digest") from None
 
     def _copy_reused_tokens(self) -> None:
         # tokens has no index on section_id, so one pass over the old table for all reused

@@ -212,10 +212,13 @@ def test_tampered_rows_are_not_copied(docs: Path, old_db: Path, tmp_path: Path) 
     assert _sha(old_db) == before
 
 
-@pytest.mark.parametrize("what", ["tokens", "title", "path", "ids"])
+@pytest.mark.parametrize("what", ["tokens", "title", "path", "ids", "blob-body", "blob-token"])
 def test_other_tampering_is_caught_too(docs: Path, old_db: Path, tmp_path: Path, what: str) -> None:
     sql = {
         "tokens": "update token_rows set source = 0 where source = 2",  # code → heading
+        # a value JSON cannot spell (text columns keep a blob as it is)
+        "blob-body": "update sections set body = cast(body as blob) where path = 'guides/setup.md'",
+        "blob-token": "update token_rows set norm = cast(norm as blob) where norm = (select min(norm) from token_rows)",
         "title": "update documents set title = 'Other' where path = 'guides/setup.md'",
         "path": "update sections set path = 'other.md' where ordinal = 1",
         "ids": "update sections set next_id = null where next_id is not null and ordinal = 0",
