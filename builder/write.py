@@ -147,17 +147,15 @@ class _RowsDigest:
         self.h = hashlib.sha256()
 
     def section(self, o: int, values: list[object], is_last: bool,
-                tokens: list[tuple[str, str, str, str]]) -> None:
+                tokens: list[tuple[str, int, str, str, str]]) -> None:
         """`values`: path, level, heading, trail, anchor, start_line, end_line, parent ordinal,
-        then body on; `tokens`: (norm, token, kind, source) of the section."""
-        seen: dict[tuple[str, str, str], str] = {}
-        for norm, token, kind, source in tokens:
-            seen.setdefault((norm, token, kind), source)  # insert or ignore: the first one stays
+        then body on; `tokens`: (norm, ordinal, token, kind, source) of the section, each
+        (norm, token, kind) once (a section's (token, kind) pairs are, and norm follows from
+        token). Strings only: TypeError else (a row edited in a previous index)."""
         records = [_to_json([o, o - 1 if o else None, None if is_last else o + 1, *values])]
-        try:  # one record a token: four strings, quoted the way _to_json quotes them
-            records += [f"[{_quote(n)}, {_quote(t)}, {_quote(k)}, {_quote(seen[n, t, k])}]" for n, t, k in sorted(seen)]
-        except TypeError:  # not a string (a row edited in a previous index): the encoder says how
-            records[1:] = [_to_json([*key, seen[key]]) for key in sorted(seen)]
+        # One record a token: [norm, token, kind, source], quoted the way _to_json quotes them, in
+        # (norm, token, kind) order (the ordinal is the section's own, the same in every tuple).
+        records += [f"[{_quote(n)}, {_quote(t)}, {_quote(k)}, {_quote(src)}]" for n, _, t, k, src in sorted(tokens)]
         # One update a section: the same bytes as one a record.
         self.h.update(("\n".join(records) + "\n").encode("utf-8", "surrogatepass"))
 
@@ -189,7 +187,7 @@ _REUSED_SECTIONS = (
     "join prev.documents as d on d.id = s.document_id order by s.document_id, s.ordinal"
 )
 _REUSED_TOKENS = (
-    "select s.document_id, s.ordinal, t.norm, t.token, t.kind, t.source from prev.tokens as t "
+    "select s.document_id, s.ordinal, t.norm, s.ordinal, t.token, t.kind, t.source from prev.tokens as t "
     "join prev.sections as s on s.id = t.section_id join _mdfts_reuse as r on r.old_id = s.document_id "
     "order by s.document_id, s.ordinal, t.norm, t.token, t.kind"
 )
@@ -207,8 +205,7 @@ def prepare_rows(doc: Document) -> DocumentRows:
         row = _section_row(doc.path, doc.title, words, s, token_rows)
         section_rows.append(row)
         o, head, parent, tail = row
-        digest.section(o, _digest_values(head, parent, tail), i == last,
-                       [(norm, token, kind, source) for norm, _, token, kind, source in token_rows[n:]])
+        digest.section(o, _digest_values(head, parent, tail), i == last, token_rows[n:])
     doc_values = _document_values(doc)
     return doc.path, doc.sha256, (*doc_values, digest.document(doc_values), words), section_rows, token_rows
 
@@ -448,8 +445,7 @@ class IndexWriter:
             self._words = file_words(s.path)
         tokens: list[tuple[str, int, str, str, str]] = []
         o, head, parent, tail = _section_row(s.path, title, self._words, s, tokens)
-        self._rows_digest.section(o, _digest_values(head, parent, tail), is_last,
-                                  [(norm, token, kind, source) for norm, _, token, kind, source in tokens])
+        self._rows_digest.section(o, _digest_values(head, parent, tail), is_last, tokens)
         self._rows.append(_stored_section(first + o, self._doc_id, head, None if parent is None else first + parent,
                                           first + o - 1 if o else None, None if is_last else first + o + 1, tail))
         self._token_rows.extend(_stored_token(norm, first + o, token, kind, source)
@@ -564,11 +560,11 @@ class IndexWriter:
                 digest = _RowsDigest()
                 while section is not None and section[0] == doc_id:
                     _, o, id_rel, prev_o, next_o, *values, title_ok = section
-                    toks: list[tuple[str, str, str, str]] = []
+                    toks: list[tuple[str, int, str, str, str]] = []
                     while token is not None and (token[0], token[1]) < (doc_id, o):
                         token = next(tokens, None)  # a token of no reused section: fails below
                     while token is not None and token[0] == doc_id and token[1] == o:
-                        toks.append(token[2:])
+                        toks.append(token[2:])  # norm, ordinal, token, kind, source
                         token = next(tokens, None)
                     if id_rel != o or prev_o != (o - 1 if o else None) or not title_ok:
                         raise RowsMismatch(f"the rows of {path} do not match their digest")

@@ -15,7 +15,7 @@ import pytest
 
 from mdfts.build import build_index
 from mdfts.errors import MdftsError
-from mdfts.write import IndexWriter, _json_strings, _RowsDigest
+from mdfts.write import IndexWriter, _json_strings
 
 from conftest import FIXTURE_DOCS, require_sqlite3_binary
 
@@ -202,11 +202,3 @@ def test_json_strings_spell_what_the_encoder_does(items: list[str]) -> None:
     # changes every index and makes `build --previous` reject older ones.
     assert _json_strings(items) == json.dumps(items, ensure_ascii=False)
 
-
-def test_rows_digest_of_a_non_string_token_is_the_encoders() -> None:
-    # A previous index's token row edited to hold a number: hashed as its JSON, not an error.
-    tokens: list[tuple[str, str, str, str]] = [(7, "y", "name", "code")]  # type: ignore[list-item]
-    digest = _RowsDigest()
-    digest.section(0, ["a.md", 1, "A"], True, tokens)
-    expected = hashlib.sha256(b'[0, null, null, "a.md", 1, "A"]\n[7, "y", "name", "code"]\n')
-    assert digest.h.hexdigest() == expected.hexdigest()
