@@ -434,8 +434,11 @@ def _start_slow_build(docs: Path, out: Path) -> subprocess.Popen[str]:
     """Start a build that takes seconds, and return once its temp file exists."""
     for i in range(60):
         (docs / f"slow{i:02}.md").write_text(FILL)
+    # SIGINT as a terminal delivers it: a test run started in the background (make test &) has
+    # SIGINT ignored, and a child inherits that, so Python would never raise KeyboardInterrupt
     proc = subprocess.Popen([sys.executable, "-m", "mdfts", "build", str(docs), "-o", str(out), "-q"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while not temps(out):
         assert proc.poll() is None, proc.communicate()

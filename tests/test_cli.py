@@ -329,8 +329,11 @@ def test_ctrl_c_exits_130(fixture_db: Path) -> None:
     """A real SIGINT to a real process, while it waits for its next query on stdin."""
     import signal
 
+    # (SIGINT back to its default in the child: a test run started in the background has it
+    # ignored, and the child would inherit that)
     proc = subprocess.Popen([sys.executable, "-m", "mdfts", "search", str(fixture_db), "--queries", "-", "-k", "1"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write("payments rollback\n")
