@@ -131,17 +131,20 @@ key(pos, t, n, strong, ident, df, idf, expr, total, nparts, jw, tok, wide) as ma
 -- when expr fails. A term's compounds are left out ("argo cd" -> argocd would find the one
 -- word twice).
 pair(a, b, expr, syn) as materialized (
-  select a.pos, b.pos, 'NEAR("' || replace(a.t, '"', '""') || '" "' || replace(b.t, '"', '""') || '", 1)',
+  select a.pos, a.bpos, 'NEAR("' || replace(a.t, '"', '""') || '" "' || replace(a.bt, '"', '""') || '", 1)',
     (select group_concat('NEAR("' || replace(x.v, '"', '""') || '" "' || replace(y.v, '"', '""') || '", 1)', ' OR ')
      from (select a.t as v union select s2.word from mdfts_synonyms as s1
            join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
            where s1.word in (a.n, rtrim(a.n, 's'))) as x,
-          (select b.t as v union select s2.word from mdfts_synonyms as s1
+          (select a.bt as v union select s2.word from mdfts_synonyms as s1
            join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
-           where s1.word in (b.n, rtrim(b.n, 's'))) as y
-     where x.v <> a.t or y.v <> b.t)
-  from key as a join key as b on b.pos = (select min(c.pos) from key as c where c.pos > a.pos)
-  where not a.ident and not b.ident
+           where s1.word in (a.bn, rtrim(a.bn, 's'))) as y
+     where x.v <> a.t or y.v <> a.bt)
+  -- (each key term beside the next one by position: key read once, as a window)
+  from (select pos, t, n, ident, lead(pos) over w as bpos, lead(t) over w as bt, lead(n) over w as bn,
+               lead(ident) over w as bident
+        from key window w as (order by pos)) as a
+  where a.bpos is not null and not a.ident and not a.bident
 ),
 -- The FTS5 expression: the key terms ORed, cheapest first, admitted only while the running
 -- total of rows they can match fits a budget (2,000 rows, whatever the index's size: what bm25
@@ -444,8 +447,8 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
 -- top of the list; it does not bring rows in from below): one FTS5 lookup (a rowid seek) per
 -- pair whose two words the section holds, two when a synonym is tried too. (Looked up for
 -- every candidate, near cost a third more CPU at p95 on the bench queries.)
-close(id, near) as materialized (
-  select b.id,
+close as materialized (
+  select b.*,
     case when (b.nident = 0 or b.nexact > 0) and b.rk <= 5
          then coalesce((select sum(case when instr(b.held, ',' || g.a || ',') > 0 and instr(b.held, ',' || g.b || ',') > 0
                                         then case when exists (select 1 from sections_fts where sections_fts match g.expr and rowid = b.id) then 1
@@ -453,7 +456,9 @@ close(id, near) as materialized (
                                              else exists (select 1 from sections_fts where sections_fts match g.syn and rowid = b.id) end
                                         else 0 end) * 1.0 / count(*)
                         from pair as g), 0)
-         else 0 end
+         else 0 end as near
+  -- (close carries every column of base on, so ranked reads close alone: a second reference
+  -- to base would copy its whole tree into the statement SQLite compiles)
   from (select *, row_number() over (order by score0 desc, id) as rk from base) as b
 ),
 -- answer: a Solution (Resolution, Workaround, ...) beside a Symptoms section under the same
@@ -465,8 +470,8 @@ ranked(id, score, bm, cover, exact, hprec, file, phrase, role, empty, ident, ans
   from (select b.*, case when b.ans then max(0, coalesce(max(case when b.sym then b.score1 end)
                            over (partition by b.document_id, b.parent_id), 0) + 0.001 - b.score1)
                     else 0 end as answer
-        from (select b.*, c.near, b.score0 + w.near * c.near as score1
-              from base as b join close as c on c.id = b.id, weight as w) as b) as b, weight as w
+        from (select b.*, b.score0 + w.near * b.near as score1
+              from close as b, weight as w) as b) as b, weight as w
   order by 2 desc, 1
   limit (select lim from q)
 )
