@@ -19,7 +19,7 @@ import yaml
 
 from mdfts.errors import SourceError
 from mdfts.parse import Token, heading_text, plain_inline, slugify, split_code_spans, stream_blocks
-from mdfts.tokens import SOURCES, ExactToken, strongest_sources
+from mdfts.tokens import ExactToken, keep_strongest, strongest_sources
 
 if TYPE_CHECKING:
     from mdfts.artifact import TokenKind, TokenSource
@@ -289,10 +289,7 @@ class Splitter:
         if not best:
             self.found = found  # one batch (most sections): nothing to merge
             return
-        for key, source in found.items():  # the same keep-the-strongest rule as extract_tokens'
-            seen = best.get(key)
-            if seen is None or _RANK[source] < _RANK[seen]:
-                best[key] = source
+        keep_strongest(best, found.items())
 
     def _inline(self, content: str, first_cell: bool) -> None:
         prose, spans = split_code_spans(content)
@@ -412,7 +409,6 @@ class Splitter:
         return Document(self.path, self.title(), self.front, sha256, size, self.n_lines, n_sections=self.count)
 
 
-_RANK = {source: i for i, source in enumerate(SOURCES)}
 _FLUSH_RUNS = 64  # pending pieces a section holds before they become tokens
 _HOLD_CHARS = 1 << 20  # body text held back while the title is not yet known
 _LEAVES = frozenset({"inline", "tr_open", "fence", "code_block", "html_block"})

@@ -12,7 +12,7 @@ from mdfts.artifact import KINDS, SOURCES
 if TYPE_CHECKING:  # types only: mdfts.artifact defines them for the type checker alone
     from mdfts.artifact import TokenKind, TokenSource
 
-__all__ = ["KINDS", "SOURCES", "ExactToken", "extract_tokens", "normalize", "strongest_sources"]
+__all__ = ["KINDS", "SOURCES", "ExactToken", "extract_tokens", "keep_strongest", "normalize", "strongest_sources"]
 
 _RANK = {s: i for i, s in enumerate(SOURCES)}
 
@@ -185,8 +185,14 @@ def strongest_sources(pieces: Iterable[tuple[str, str]]) -> dict[tuple[str, Toke
     for source, texts in joined.items():
         _scan("\n".join(texts), cast("TokenSource", source), found)
     best: dict[tuple[str, TokenKind], TokenSource] = {}
-    for token, kind, where in found:
-        seen = best.get((token, kind))
-        if seen is None or _RANK[where] < _RANK[seen]:
-            best[(token, kind)] = where
+    keep_strongest(best, (((token, kind), where) for token, kind, where in found))
     return best
+
+
+def keep_strongest(best: dict[tuple[str, TokenKind], TokenSource],
+                   found: Iterable[tuple[tuple[str, TokenKind], TokenSource]]) -> None:
+    """Merge `found` into `best`: each (token, kind) keeps its strongest source (SOURCES order)."""
+    for key, where in found:
+        seen = best.get(key)
+        if seen is None or _RANK[where] < _RANK[seen]:
+            best[key] = where
