@@ -2,6 +2,8 @@
 
 Matches come first (best first), then parents and neighbours of the matches while they fit; the
 blocks are grouped by document, in document order; what does not fit is listed once as omitted.
+A match carries its rank (1 = best) in every layout, so a reader need not take the printed order
+(document order) for the ranking.
 """
 
 from __future__ import annotations
@@ -144,6 +146,11 @@ def _role_text(b: Block, number: dict[int, int]) -> str:
     return f"{b.role} of [{number[b.of_id]}]" if b.of_id in number else b.role
 
 
+def _rank(b: Block) -> int:
+    """The search's rank of a match (1 = best)."""
+    return b.hit.rank if b.hit.rank is not None else b.order
+
+
 def _short(commit: str) -> str:
     return commit[:12]
 
@@ -162,7 +169,8 @@ def _xml(p: Provenance, budget: int, used: int, tokenizer: str, blocks: list[Blo
     number = {b.hit.id: n for n, b in enumerate(blocks, 1)}
     for n, b in enumerate(blocks, 1):
         role = _role_text(b, number)
-        out.append(f'<document index="{n}" ref={quoteattr(b.hit.ref)} role={quoteattr(role)}>')
+        rank = f' rank="{_rank(b)}"' if b.role == "match" else ""
+        out.append(f'<document index="{n}" ref={quoteattr(b.hit.ref)} role={quoteattr(role)}{rank}>')
         out.append(f"<source>{_esc(_source(b))}{' ' + _esc(b.hit.url) if b.hit.url else ''}</source>")
         out.append(f"<title>{_esc(b.hit.title)}</title>")
         # The body goes in as written (exact tokens untouched); only a literal closing tag is defused.
@@ -192,7 +200,7 @@ def _markdown(p: Provenance, budget: int, used: int, tokenizer: str, blocks: lis
     for n, b in enumerate(blocks, 1):
         role = _role_text(b, number)
         out.append("")
-        out.append(f"### [{n}] {b.hit.title} — {_source(b)}" + ("" if role == "match" else f" ({role})"))
+        out.append(f"### [{n}] {b.hit.title} — {_source(b)} ({f'match {_rank(b)}' if b.role == 'match' else role})")
         if b.hit.url:
             out.append(f"Source: {b.hit.url}")
         out.append("")

@@ -108,7 +108,7 @@ def test_xml_layout(ix: mdfts.Index) -> None:
     text = ctx.text
     assert re.match(r'<documents index="sample" version="[^"]+" commit="[0-9a-f]{12}" budget="700" '
                     rf'used="{ctx.used}" tokenizer="bytes/4">\n', text)
-    assert '<document index="1" ref="runbooks/payments.md#rollback-procedure" role="match">\n' \
+    assert '<document index="1" ref="runbooks/payments.md#rollback-procedure" role="match" rank="1">\n' \
            "<source>runbooks/payments.md:83-103</source>\n<title>payments › Rollback procedure</title>\n" \
            "<document_content>\n## Rollback procedure\n" in text
     assert "`payments`" in text and "<!--" not in text  # exact tokens as written; no comments
@@ -120,8 +120,25 @@ def test_xml_layout(ix: mdfts.Index) -> None:
 def test_markdown_layout(ix: mdfts.Index) -> None:
     ctx = ix.context("how do I roll back payments?", max_tokens=700, format="markdown")
     assert ctx.text.startswith(f"Context from sample (version {ix.meta['artifact_version']}, commit ")
-    assert "\n### [1] payments › Rollback procedure — runbooks/payments.md:83-103\n\n## Rollback procedure\n" in ctx.text
+    assert "\n### [1] payments › Rollback procedure — runbooks/payments.md:83-103 (match 1)\n\n## Rollback procedure\n" \
+        in ctx.text
     assert "<!--" not in ctx.text and "\nOmitted for the budget: " in ctx.text
+
+
+@pytest.mark.parametrize("fmt", ["xml", "markdown"])
+def test_every_match_names_its_search_rank(ix: mdfts.Index, fmt: str) -> None:
+    # Blocks print in document order (a page's parent and earlier sections before its match), so
+    # the printed order is not the ranking: each match carries the search's rank, 1 = best.
+    question = "payments rollback procedure"
+    ranked = {h.ref: h.rank for h in ix.search(question, limit=10)}
+    ctx = ix.context(question, max_tokens=6000, format=fmt)
+    matches = [b.hit.ref for b in ctx.blocks if b.role == "match"]
+    if fmt == "xml":
+        printed = [int(r) for r in re.findall(r'role="match" rank="(\d+)">', ctx.text)]
+    else:
+        printed = [int(r) for r in re.findall(r"^### \[\d+\] .* \(match (\d+)\)$", ctx.text, re.M)]
+    assert len(matches) >= 3 and printed == [ranked[ref] for ref in matches]
+    assert ctx.blocks[0].role == "parent"  # the case in point: the printed order is not the rank
 
 
 def test_json_layout_carries_provenance(ix: mdfts.Index) -> None:
