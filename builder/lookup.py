@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mdfts.artifact import source_link
+from mdfts.artifact import KIND_COLUMNS, source_link
 from mdfts.index import Index, open_index
 from mdfts.records import (
     DocumentEntry,
@@ -212,8 +212,14 @@ _AROUND_SQL = "select id, heading from sections where id in (?, ?, ?)"
 _CHILDREN_SQL = ("select id, heading from sections where document_id = "
                  "(select document_id from sections where id = :id) and parent_id = :id "
                  "order by ordinal limit :limit")
-_TOKENS_SQL = ("select token, kind from tokens where section_id = ? "
-               "group by token, kind order by kind, token limit ?")
+# A section's exact tokens from its own row's kind columns (JSON arrays holding what its
+# token_rows hold): token_rows is keyed by token first, so `where section_id = ?` on it scanned
+# every token row of the index (a full scan per `show`; at 1M sections, ~10M rows).
+_TOKENS_SQL = (
+    "select j.value, k.value from sections as s, json_each(?) as k, json_each(case k.value "
+    + " ".join(f"when '{kind}' then s.{column}" for kind, column in KIND_COLUMNS.items())
+    + " end) as j where s.id = ? group by j.value, k.value order by k.value, j.value limit ?")
+_KINDS_JSON = json.dumps(list(KIND_COLUMNS))
 MAX_DEPTH = 8  # ancestors: headings nest six deep; the lead text and a margin
 MAX_CHILDREN = 200  # children listed; the outline query has them all
 MAX_TOKENS = 500
@@ -239,7 +245,7 @@ def section_page(ix: Index, section_id: int, max_children: int = MAX_CHILDREN) -
         _AROUND_SQL, (row["parent_id"], row["prev_id"], row["next_id"]))}
     children = [SectionLink(r[0], r[1]) for r in ix.conn.execute(
         _CHILDREN_SQL, {"id": section_id, "limit": max_children + 1})]
-    tokens = tuple(TokenEntry(r[0], r[1]) for r in ix.conn.execute(_TOKENS_SQL, (section_id, MAX_TOKENS)))
+    tokens = tuple(TokenEntry(r[0], r[1]) for r in ix.conn.execute(_TOKENS_SQL, (_KINDS_JSON, section_id, MAX_TOKENS)))
     return SectionPage(
         section=hit_from_row(row, _url(ix, row)), chars=row["chars"], ancestors=tuple(ancestors),
         parent=around.get(row["parent_id"]), previous=around.get(row["prev_id"]),

@@ -202,3 +202,19 @@ def test_a_section_page_links_the_document_headings_only(ix: mdfts.Index) -> Non
     assert [c.heading for c in top.children] == ["Required ENV vars", "Rollback procedure"] and top.more_children
     assert ix.section_page(headings["payments"]).more_children is False  # type: ignore[union-attr]
     assert ix.section_page(10**9) is None
+
+
+def test_a_section_page_reads_its_tokens_from_its_own_row(ix: mdfts.Index) -> None:
+    """The tokens of `show` are the tokens view's rows for the section, by kind then token; read
+    from the section's row, not by a scan of every token row (token_rows is keyed by token)."""
+    from mdfts.lookup import _KINDS_JSON, _TOKENS_SQL
+
+    plan = " | ".join(r[3] for r in ix.conn.execute("explain query plan " + _TOKENS_SQL, (_KINDS_JSON, 1, 500)))
+    assert "SEARCH s USING INTEGER PRIMARY KEY" in plan and "token_rows" not in plan, plan
+    ids = [i for (i,) in ix.conn.execute("select id from sections order by id")]
+    pages = {i: ix.section_page(i) for i in ids}
+    want = {i: [tuple(r) for r in ix.conn.execute(
+        "select token, kind from tokens where section_id = ? group by token, kind order by kind, token", (i,))]
+        for i in ids}
+    assert {i: [(t.token, t.kind) for t in p.tokens] for i, p in pages.items() if p} == want
+    assert sum(map(len, want.values())) > 10 and len({k for w in want.values() for _, k in w}) >= 4
