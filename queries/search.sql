@@ -69,21 +69,32 @@ term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt) as materialized (
 ),
 -- The words of each term as FTS5 sees them (PAYMENTS_DB_URL → payments, db, url), each with
 -- the document frequency of its stem. term_df holds porter stems, which are prefixes of the
--- word but for a final y → i (policy → polici): the longest such prefix in term_df, down to
--- three letters (two for a three-letter word ending in s, whose stem drops it: ops → op, yes →
--- ye; else such a word, common or not, looked like one in no section, the rarest of all), is
--- the word's stem, near enough for a weight (found by at most ten primary key lookups; a word
--- in no section gets df 1).
+-- word but for a final y → i after a vowel (policy → polici; dry stays dry): the longest such
+-- prefix in term_df, down to three letters (two for a three-letter word ending in s, whose stem
+-- drops it: ops → op, yes → ye; else such a word, common or not, looked like one in no section,
+-- the rarest of all), is the word's stem, near enough for a weight (found by at most eleven
+-- primary key lookups). A word in at most one section gets df 1: term_df does not list it, so
+-- the prefix found for it is another word's stem (potter → pot); an FTS5 lookup of at most two
+-- rows says so when the word is not a stem in term_df itself.
 part(pos, w, df, idf) as materialized (
-  select pos, w, coalesce(json_extract(d, '$[0]'), 1), coalesce(json_extract(d, '$[1]'), 8.0)
+  select pos, w, case when few then 1 else coalesce(json_extract(d, '$[0]'), 1) end,
+    case when few then 8.0 else coalesce(json_extract(d, '$[1]'), 8.0) end
+  from (
+  select pos, w, d,
+    -- (few: the word is not a stem of its own in term_df and FTS5 finds it in at most one
+    -- section, so the prefix found is another word's stem)
+    coalesce(json_extract(d, '$[2]'), 0) > 0
+      and (select count(*) from (select 1 from sections_fts
+                                 where sections_fts match '"' || replace(w, '"', '""') || '"' limit 2)) < 2 as few
   from (
     select term.pos, lower(p.value) as w, (
-        select json_array(d.df, d.idf)
-        from json_each('[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]') as k
-        join term_df as d on d.term = case when k.value = 0 and lower(p.value) glob '*y'
+        select json_array(d.df, d.idf, k.value)
+        from json_each('[-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]') as k
+        join term_df as d on d.term = case when k.value = -1
                                            then substr(lower(p.value), 1, length(p.value) - 1) || 'i'
                                            else substr(lower(p.value), 1, length(p.value) - k.value) end
-        where length(p.value) - k.value >= min(3, length(p.value))
+        where (k.value = -1 and lower(p.value) glob '*y')
+           or (k.value >= 0 and length(p.value) - k.value >= min(3, length(p.value)))
            or (k.value = 1 and length(p.value) = 3 and lower(p.value) glob '*s')
         order by k.value limit 1) as d
     from term, json_each('["' || replace(replace(replace(replace(replace(replace(replace(replace(
@@ -92,6 +103,7 @@ part(pos, w, df, idf) as materialized (
         '=', '","'), '+', '","'), '#', '","') || '"]') as p
     where p.value <> '' and (not term.stop or term.allstop)
     limit -1 offset 0)  -- (not flattened: the stem search would run once per use of d)
+  limit -1 offset 0)  -- (nor this: the FTS5 lookup would run once per use of few)
 ),
 -- Key terms: the query's terms minus stop words (unless it is only stop words), at most 8 (the
 -- rarest), each with its idf (of its rarest word: a phrase is as rare as its rarest word), its

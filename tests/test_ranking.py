@@ -290,6 +290,20 @@ def test_a_short_plural_gets_its_stems_weight(tmp_path: Path) -> None:
     assert idf["ops"] < idf["drip"]
 
 
+def test_a_words_df_is_its_own_stems(tmp_path: Path) -> None:
+    """The stem search (the longest prefix of the word in term_df) found no stem for a word whose
+    stem keeps its final y (dry: porter turns y into i only after a vowel), and for a word found in
+    one section, which term_df does not list, it ran on to a shorter word's stem (potter -> pot):
+    a common word weighed as the rarest, a rare one as a common one."""
+    files = {f"shelf{i}.md": f"# Shelf {i}\n\nLet the pots dry on shelf {i} overnight.\n" for i in range(5)}
+    files["wash.md"] = "# Kiln wash\n\nThe potter lifts a glaze drip off the washed shelf.\n"
+    db = build_case(tmp_path, files)
+    (hit,) = mdfts.search(db, "pots dry potter", limit=1, explain=True)
+    assert hit.explain is not None
+    idf = {t["term"]: t["idf"] for t in hit.explain["terms"]}
+    assert idf["dry"] == idf["pots"] < idf["potter"]
+
+
 def test_cli_explain_text_and_json(tmp_path: Path) -> None:
     files, _, _ = CASES["camelcase-siblings"]
     db = build_case(tmp_path, files)
