@@ -4,15 +4,26 @@
 
 -- Document frequency and idf of every FTS term found in more than one section.
 create virtual table temp.vocab using fts5vocab(main, 'sections_fts', 'row');
+create virtual table temp.vocab_col using fts5vocab(main, 'sections_fts', 'col');
 create table term_df (
   term text primary key,
   df   integer not null,   -- sections whose indexed columns contain the term
-  idf  real not null       -- ln(1 + (N - df + 0.5) / (df + 0.5)), N = sections
+  idf  real not null,      -- ln(1 + (N - df + 0.5) / (df + 0.5)), N = sections
+  wide integer not null    -- 1: more than half of the sections hold it in their own words, not
+                           -- only in their path (a folder's name): in one column of title,
+                           -- heading, trail, text or tokens (a product's own name in its docs)
 ) without rowid;
 insert into term_df
-select term, doc, round(mdfts_ln(1.0 + ((select count(*) from sections) - doc + 0.5) / (doc + 0.5)), 4)
-from temp.vocab where doc > 1 order by term;
+select term, doc, round(mdfts_ln(1.0 + ((select count(*) from sections) - doc + 0.5) / (doc + 0.5)), 4),
+       -- (the column count only for the few terms most sections hold at all)
+       case when doc * 2 > (select count(*) from sections)
+            then coalesce((select max(c.doc) from temp.vocab_col as c
+                           where c.term = v.term and c.col not in ('path', 'file_words')), 0) * 2
+                 > (select count(*) from sections)
+            else 0 end
+from temp.vocab as v where doc > 1 order by term;
 drop table temp.vocab;
+drop table temp.vocab_col;
 
 -- The same for exact tokens (by lookup form) found in more than one section; strong: some
 -- section holds it as a kind other than a name or a plain code span (search.sql's `strong`

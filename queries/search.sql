@@ -76,9 +76,10 @@ term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt) as materialized (
 -- primary key lookups). A word in at most one section gets df 1: term_df does not list it, so
 -- the prefix found for it is another word's stem (potter → pot); an FTS5 lookup of at most two
 -- rows says so when the word is not a stem in term_df itself.
-part(pos, w, df, idf) as materialized (
+part(pos, w, df, idf, wide) as materialized (
   select pos, w, case when few then 1 else coalesce(json_extract(d, '$[0]'), 1) end,
-    case when few then 8.0 else coalesce(json_extract(d, '$[1]'), 8.0) end
+    case when few then 8.0 else coalesce(json_extract(d, '$[1]'), 8.0) end,
+    case when few then 0 else coalesce(json_extract(d, '$[3]'), 0) end
   from (
   select pos, w, d,
     -- (few: the word is not a stem of its own in term_df and FTS5 finds it in at most one
@@ -88,7 +89,7 @@ part(pos, w, df, idf) as materialized (
                                  where sections_fts match '"' || replace(w, '"', '""') || '"' limit 2)) < 2 as few
   from (
     select term.pos, lower(p.value) as w, (
-        select json_array(d.df, d.idf, k.value)
+        select json_array(d.df, d.idf, k.value, d.wide)
         from json_each('[-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]') as k
         join term_df as d on d.term = case when k.value = -1
                                            then substr(lower(p.value), 1, length(p.value) - 1) || 'i'
@@ -111,17 +112,18 @@ part(pos, w, df, idf) as materialized (
 -- singular's group - and with the compound it makes with a neighbour, when the index holds
 -- it: "roll back" finds Rollback, "set up" finds setup) and the query's total idf; nparts:
 -- how many words the term has; jw: 1, or 1/2 for each of two words making such a compound;
--- wide: more than half of the sections hold it (a product's own name in its docs), unless
--- every key term does.
+-- wide: more than half of the sections hold each of its words in their own text, not only in
+-- their path (term_df.wide: a product's own name in its docs, not a folder's), unless every
+-- key term is wide.
 key(pos, t, n, strong, ident, df, idf, expr, total, nparts, jw, tok, wide) as materialized (
   select pos, t, n, strong, ident, df, idf,
     '"' || replace(t, '"', '""') || '"' || syn || coalesce(' OR "' || replace(comp, ' ', '" OR "') || '"', ''),
     sum(idf) over (), nparts,
     1.0 / (1 + coalesce(length(comp) - length(replace(comp, ' ', '')) + 1, 0)), tok,
-    df * 2 > sections and not min(df * 2 > sections) over ()
+    wide and not min(wide) over ()
   from (
     select term.pos, term.t, term.n, term.strong, term.ident, term.tok, min(part.df) as df, max(part.idf) as idf,
-      count(*) as nparts,
+      count(*) as nparts, min(part.wide) as wide,
       coalesce((
         select group_concat(' OR "' || s2.word || '"', '')
         from mdfts_synonyms as s1 join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
@@ -133,8 +135,7 @@ key(pos, t, n, strong, ident, df, idf, expr, total, nparts, jw, tok, wide) as ma
     from term join part on part.pos = term.pos
     group by term.pos
     order by min(part.df), term.pos
-    limit 8 offset 0),  -- (not flattened: comp is used twice)
-    (select cast(value as integer) as sections from mdfts_meta where key = 'sections')
+    limit 8 offset 0)  -- (not flattened: comp is used twice)
 ),
 -- Neighbouring key terms, in the query's order, neither an identifier ("mon settings" in
 -- "CephCluster mon settings": an identifier is weighed as written, by exact and ident), each

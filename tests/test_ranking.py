@@ -173,6 +173,22 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "which glaze cones does kilnware support?",
         ("guide/support.md", "Glaze cones"),
     ),
+    # A folder's name that most sections hold only in their path is no corpus-wide word: a
+    # section outside the folder that lacks it has missed a term (else it outranks the one
+    # in the folder the query names, as if the folder's name were the product's).
+    "folder-word-is-not-corpus-wide": (
+        {
+            **{f"glaze/{n}.md": f"# {n.title()}\n\nA {n} recipe and its firing range.\n"
+               for n in ("celadon", "shino", "tenmoku", "ash")},
+            "glaze/defects.md": (
+                "# Defects\n\n## Crawling\n\nBare patches where the coat pulls back from the pot; "
+                "wipe dust off the bisque first.\n"),
+            "clay/handling.md": "# Handling\n\n## Crawling\n\nCrawling slip: crawling shows as bare patches.\n",
+            "clay/wedging.md": "# Wedging\n\nWedge the clay before throwing.\n",
+        },
+        "glaze crawling",
+        ("glaze/defects.md", "Crawling"),
+    ),
     # A stop word in a file name counts as named when the query writes it: "kilnctl about ..."
     # names all of kilnctl-about.md, not half of it (else kilnctl-firmware.md, whose name the
     # query's content words fill, wins).

@@ -32,7 +32,7 @@ TABLES = {
         "path", "file_words", "title", "head", "trail", "text", "env_vars", "cli_flags", "error_codes", "identifiers", "names",
         "versions", "dotted_names", "file_paths", "urls", "hosts", "code_spans",
     ],
-    "term_df": ["term", "df", "idf"],
+    "term_df": ["term", "df", "idf", "wide"],
     "token_df": ["norm", "df", "idf", "strong"],
     "mdfts_stopwords": ["word"],
     "mdfts_synonyms": ["grp", "word"],
