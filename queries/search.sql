@@ -208,7 +208,7 @@ exact_t(id, pos, ev) as materialized (
 xcand(id) as materialized (
   select id from exact_t group by id order by sum(ev) desc, id limit 10
 ),
--- Column weights (path, file_words, title, head, trail, text, then the eleven token columns):
+-- Column weights (text, file_words, title, head, trail, path, then the eleven token columns):
 -- words in the heading and the file name say most about what a section is.
 -- bm25 scores at most `cap` rows (FTS5 computes bm25 lazily, a row at a time, so the inner
 -- limit caps the work): when even the cheapest term is over the budget, only the first
@@ -307,7 +307,7 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop) as materialized (
   from (
   select cand.id, key.pos, key.n, key.tok, cand.document_id, (
     select 1 + 2 * (instr(highlight(sections_fts, 1, char(1), ''), char(1)) > 0)
-      + 4 * (instr(highlight(sections_fts, 0, char(1), '') || highlight(sections_fts, 1, char(1), '')
+      + 4 * (instr(highlight(sections_fts, 5, char(1), '') || highlight(sections_fts, 1, char(1), '')
                    || highlight(sections_fts, 2, char(1), ''), char(1)) > 0)
       + 8 * (instr(highlight(sections_fts, 3, char(1), ''), char(1)) > 0)
     from sections_fts where sections_fts match key.expr and rowid = cand.id) as b,

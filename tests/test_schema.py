@@ -29,7 +29,7 @@ TABLES = {
     ],
     "token_rows": ["norm", "section_id", "written", "kind", "source"],
     "sections_fts": [
-        "path", "file_words", "title", "head", "trail", "text", "env_vars", "cli_flags", "error_codes", "identifiers", "names",
+        "text", "file_words", "title", "head", "trail", "path", "env_vars", "cli_flags", "error_codes", "identifiers", "names",
         "versions", "dotted_names", "file_paths", "urls", "hosts", "code_spans",
     ],
     "term_df": ["term", "df", "idf", "wide"],
@@ -127,7 +127,7 @@ def test_fts_declaration(fixture_conn: sqlite3.Connection) -> None:
 
 
 def test_pragmas(fixture_conn: sqlite3.Connection, fixture_db: Path) -> None:
-    assert fixture_conn.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    assert fixture_conn.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION == 5
     assert fixture_conn.execute("pragma application_id").fetchone()[0] == APPLICATION_ID == 0x6D646674
     assert fixture_conn.execute("pragma page_size").fetchone()[0] == 4096
     assert fixture_conn.execute("pragma auto_vacuum").fetchone()[0] == 0
