@@ -389,8 +389,10 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          clay keeps"): words the query puts together, found together; 0 when the query names
 --          identifiers and the section holds none of them (`exact`: else forty "Feature flags"
 --          headings take "<flag> feature flag" from the one section that holds the flag).
---          Computed in `close`, after `base`. (The text column starts with the heading line,
---          so a heading's last word and the text's first word are neighbours too.)
+--          Computed in `close`, after `base`. The text column starts with the heading line:
+--          a match there whose two words sit one each side of its end ("Firing to cone" over
+--          "Pack shelves ...") is no pair, unless the query names the whole heading (`hprec`
+--          1: "tool about print details" for "tool about" over "Print details ...").
 -- terms: for --explain, each key term's match, in the query's order.
 feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held) as materialized (
   select th.id, max(th.bm_n),
@@ -410,8 +412,10 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held) a
     -- (group_concat skips NULLs: without --explain this costs nothing)
     '[' || group_concat(case when (select explain from q) then json_object('pos', th.pos, 'term', th.t, 'idf', th.idf,
       'identifier', json(case when th.ident then 'true' else 'false' end), 'match', th.how) end) || ']',
-    -- (held: the positions of the key terms the section holds, ",1,3,", for `near`)
+    -- (held: the positions of the key terms the section holds, then, negated, those its
+    -- heading holds, ",1,3,-3,", for `near`)
     ',' || group_concat(case when th.any_ then th.pos end, ',') || ','
+      || coalesce(group_concat(case when th.in_head then '-' || th.pos end, ',') || ',', '')
   from termhit as th
   group by th.id
 ),
@@ -457,16 +461,37 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
   from signal as g join sections as s on s.id = g.id, weight as w
 ),
 -- near (see the signals), for the five best candidates by the score so far (near reorders the
--- top of the list; it does not bring rows in from below): one FTS5 lookup (a rowid seek) per
--- pair whose two words the section holds, two when a synonym is tried too. (Looked up for
--- every candidate, near cost a third more CPU at p95 on the bench queries.)
+-- top of the list; it does not bring rows in from below): one FTS5 lookup (a rowid seek, with
+-- highlight() of the text column, to see where the heading line ends) per pair whose two words
+-- the section holds, two when a synonym is tried too. (Looked up for every candidate, near
+-- cost a third more CPU at p95 on the bench queries.)
 close as materialized (
   select b.*,
     case when (b.nident = 0 or b.nexact > 0) and b.rk <= 5
          then coalesce((select sum(case when instr(b.held, ',' || g.a || ',') > 0 and instr(b.held, ',' || g.b || ',') > 0
-                                        then case when exists (select 1 from sections_fts where sections_fts match g.expr and rowid = b.id) then 1
-                                             when g.syn is null then 0
-                                             else exists (select 1 from sections_fts where sections_fts match g.syn and rowid = b.id) end
+                                        then coalesce((
+                                          -- (as written, then by a synonym: the first form that holds)
+                                          select 1 from (select g.expr as e union all select g.syn where g.syn is not null) as f
+                                          where case
+                                            -- (a match can straddle the end of the heading line only
+                                            -- when the heading holds one of the two words)
+                                            when b.hprec >= 1 or (instr(b.held, ',-' || g.a || ',') = 0
+                                                                  and instr(b.held, ',-' || g.b || ',') = 0)
+                                            then exists (select 1 from sections_fts where sections_fts match f.e and rowid = b.id)
+                                            -- (h: the text column, each word of a NEAR match marked;
+                                            -- its heading line ends at the first line break: a match
+                                            -- whose two words sit one each side of it is no pair,
+                                            -- unless the query names the whole heading, above: then
+                                            -- it reads on from the heading into the text, as a page's
+                                            -- name and its summary do)
+                                            else coalesce((
+                                              select nl = 0 or tm = 0 or hm >= 2 or tm - hm >= 2
+                                              from (select nl, tm, length(substr(h, 1, nl)) - length(replace(substr(h, 1, nl), char(1), '')) as hm
+                                                    from (select h, instr(h, char(10)) as nl, length(h) - length(replace(h, char(1), '')) as tm
+                                                          from (select highlight(sections_fts, 0, char(1), '') as h from sections_fts
+                                                                where sections_fts match f.e and rowid = b.id)
+                                                          limit -1 offset 0))), 0) end
+                                          limit 1), 0)
                                         else 0 end) * 1.0 / count(*)
                         from pair as g), 0)
          else 0 end as near

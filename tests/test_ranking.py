@@ -189,6 +189,21 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "glaze crawling",
         ("glaze/defects.md", "Crawling"),
     ),
+    # A heading's last word and the first word below it are no neighbouring pair (the text
+    # column starts with the heading line): "Firing to cone" over "Pack shelves ..." does not
+    # hold "cone pack"; the section about making a cone pack wins.
+    "pair-across-heading-line": (
+        {
+            "firing.md": "# Firing\n\n## Firing to cone\n\nPack shelves loosely so heat moves.\n",
+            "witness.md": (
+                "# Witness cones\n\n## Making a pack\n\nPress three cones into a pad of clay and set one "
+                "pack on each shelf, in sight of the spy hole, where you can watch the cones bend as the "
+                "kiln nears its top temperature.\n"),
+            "glazing.md": "# Glazing\n\nDip the pot for three seconds.\n",
+        },
+        "cone pack",
+        ("witness.md", "Making a pack"),
+    ),
     # A stop word in a file name counts as named when the query writes it: "kilnctl about ..."
     # names all of kilnctl-about.md, not half of it (else kilnctl-firmware.md, whose name the
     # query's content words fill, wins).
