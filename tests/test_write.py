@@ -68,6 +68,24 @@ def test_the_build_files_page_size_leaves_no_trace(tmp_path: Path, fixture_db: P
         writer.abort()
 
 
+def test_big_docs_get_big_pages(tmp_path: Path, fixture_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Docs of BIG_INDEX_FROM bytes or more get 16 KiB pages (less slack); the rows are the same.
+    monkeypatch.setattr("mdfts.write.BIG_INDEX_FROM", 1)
+    big = tmp_path / "big-index.db"
+    build_index([FIXTURE_DOCS], big)
+    conns = [sqlite3.connect(f"file:{p}?mode=ro", uri=True) for p in (fixture_db, big)]
+    try:
+        assert [c.execute("pragma page_size").fetchone()[0] for c in conns] == [4096, 16384]
+        dump = [list(c.iterdump()) for c in conns]
+        assert dump[0] == dump[1] and len(dump[0]) > 100
+    finally:
+        for c in conns:
+            c.close()
+    again = tmp_path / "again.db"
+    build_index([FIXTURE_DOCS], again)
+    assert _sha256(again) == _sha256(big)
+
+
 def test_source_date_epoch_is_the_only_build_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
     a, b = tmp_path / "a.db", tmp_path / "b.db"
