@@ -73,7 +73,7 @@ term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt) as materialized (
 -- prefix in term_df, down to three letters (two for a three-letter word ending in s, whose stem
 -- drops it: ops → op, yes → ye; else such a word, common or not, looked like one in no section,
 -- the rarest of all), is the word's stem, near enough for a weight (found by at most eleven
--- primary key lookups). A word in at most one section gets df 1: term_df does not list it, so
+-- primary key lookups). A word in exactly one section gets df 1: term_df does not list it, so
 -- the prefix found for it is another word's stem (potter → pot); an FTS5 lookup of at most two
 -- rows says so when the word is not a stem in term_df itself.
 part(pos, w, df, idf, wide) as materialized (
@@ -82,11 +82,13 @@ part(pos, w, df, idf, wide) as materialized (
     case when few then 0 else coalesce(json_extract(d, '$[3]'), 0) end
   from (
   select pos, w, d,
-    -- (few: the word is not a stem of its own in term_df and FTS5 finds it in at most one
-    -- section, so the prefix found is another word's stem)
+    -- (few: the word is not a stem of its own in term_df and FTS5 finds it in exactly one
+    -- section, so the prefix found is another word's stem; a word in no section keeps the
+    -- prefix's weight: it matches nothing, and at the weight of the rarest word it would
+    -- shrink every candidate's share of the query alike, blurring the words that do match)
     coalesce(json_extract(d, '$[2]'), 0) > 0
       and (select count(*) from (select 1 from sections_fts
-                                 where sections_fts match '"' || replace(w, '"', '""') || '"' limit 2)) < 2 as few
+                                 where sections_fts match '"' || replace(w, '"', '""') || '"' limit 2)) = 1 as few
   from (
     select term.pos, lower(p.value) as w, (
         select json_array(d.df, d.idf, k.value, d.wide)
