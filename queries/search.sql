@@ -111,7 +111,8 @@ part(pos, w, df, idf, wide) as materialized (
 -- Key terms: the query's terms minus stop words (unless it is only stop words), at most 8 (the
 -- rarest), each with its idf (of its rarest word: a phrase is as rare as its rarest word), its
 -- FTS5 expression (the quoted term, ORed with its synonyms' words - a plural finds its
--- singular's group - and with the compound it makes with a neighbour, when the index holds
+-- singular's group, a singular its plural's: check finds the group of checks, as porter makes
+-- them one word - and with the compound it makes with a neighbour, when the index holds
 -- it: "roll back" finds Rollback, "set up" finds setup) and the query's total idf; nparts:
 -- how many words the term has; jw: 1, or 1/2 for each of two words making such a compound;
 -- wide: more than half of the sections hold each of its words in their own text, not only in
@@ -129,7 +130,7 @@ key(pos, t, n, strong, ident, df, idf, expr, total, nparts, jw, tok, wide) as ma
       coalesce((
         select group_concat(' OR "' || s2.word || '"', '')
         from mdfts_synonyms as s1 join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
-        where s1.word in (term.n, rtrim(term.n, 's'))), '') as syn,
+        where s1.word in (term.n, rtrim(term.n, 's'), term.n || 's')), '') as syn,
       -- (the compounds, space-separated: letters and digits only)
       (select group_concat(j.w, ' ')
        from (select term.prv || term.n as w union all select term.n || term.nxt) as j
@@ -150,10 +151,10 @@ pair(a, b, expr, syn) as materialized (
     (select group_concat('NEAR("' || replace(x.v, '"', '""') || '" "' || replace(y.v, '"', '""') || '", 1)', ' OR ')
      from (select a.t as v union select s2.word from mdfts_synonyms as s1
            join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
-           where s1.word in (a.n, rtrim(a.n, 's'))) as x,
+           where s1.word in (a.n, rtrim(a.n, 's'), a.n || 's')) as x,
           (select a.bt as v union select s2.word from mdfts_synonyms as s1
            join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
-           where s1.word in (a.bn, rtrim(a.bn, 's'))) as y
+           where s1.word in (a.bn, rtrim(a.bn, 's'), a.bn || 's')) as y
      where x.v <> a.t or y.v <> a.bt)
   -- (each key term beside the next one by position: key read once, as a window)
   from (select pos, t, n, ident, lead(pos) over w as bpos, lead(t) over w as bt, lead(n) over w as bn,

@@ -204,6 +204,19 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "cone pack",
         ("witness.md", "Making a pack"),
     ),
+    # A singular finds the synonyms of its plural (the table lists "checks" with checklist and
+    # preflight; porter makes check and checks one word): "check" names "Firing checklist".
+    "singular-finds-plurals-synonyms": (
+        {
+            "kiln.md": (
+                "# Kiln\n\n## Firing checklist\n\nLoad the witness cones, close the lid and set the ramp.\n\n"
+                "## Unloading\n\nWait until the kiln is below 50 C, then check each pot for cracks before "
+                "you lift it out after the firing.\n"),
+            "glazes.md": "# Glazes\n\nStir each glaze bucket before dipping.\n",
+        },
+        "what should I check before firing?",
+        ("kiln.md", "Firing checklist"),
+    ),
     # A stop word in a file name counts as named when the query writes it: "kilnctl about ..."
     # names all of kilnctl-about.md, not half of it (else kilnctl-firmware.md, whose name the
     # query's content words fill, wins).
