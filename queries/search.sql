@@ -326,16 +326,18 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop) as materialized (
 -- term: then it says which document, not which section); in_page: another section of the same
 -- document holds it as an exact token (the page is about it); tok: the section holds it as an
 -- exact token (whatever the document's name says); whole: the term spells the whole file name
--- (PaymentsGatewayDown for PaymentsGatewayDown.md); how (for --explain only): exact, stem or none.
+-- (PaymentsGatewayDown for PaymentsGatewayDown.md); how (for --explain only): exact, stem or none;
+-- held: some candidate holds the term at all (see cover).
 termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
-        wide, whole, nw, nhead, nstop, how) as materialized (
+        wide, whole, nw, nhead, nstop, how, held) as materialized (
   select id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
     wide, whole, nw, nhead, nstop,
     case when (select explain from q) then
       case when tok then 'exact' when not (any_ or in_doc) then 'none'
            when (select instr(lower(substr(s.text, 1, 20000) || ' ' || s.path), lower(t))
                  from sections as s where s.id = x.id) then 'exact'
-           else 'stem' end end
+           else 'stem' end end,
+    max(any_ or in_doc or in_page) over (partition by pos)
   from (
     select hit.id, hit.pos, key.t, key.ident, key.idf, key.total, hit.bm_n,
       -- an identifier the index holds counts only as written (PAYMENTS_DB_URL is not found in
@@ -360,6 +362,10 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          terms beats a short one with three even when the missing one is a common word; a word
 --          most sections hold (`wide` in key) counts only in the idf share, where its idf is
 --          already small: a section that leaves out the product's name has not missed a term;
+--          and both shares are of the terms some candidate holds (`held` in termhit): a word no
+--          candidate holds (the question says "get rid of", the docs say "remove") tells no
+--          candidate from another, so it does not shrink every candidate's coverage against
+--          bm25 and the heading (bm25 is relative to the best candidate for the same reason);
 --   exact  exact-token evidence: identifiers the query names, held by the section as written
 --          (case-exact and defining counts more), as a share of the query, not of the best
 --          candidate, so an ordinary word that is a token somewhere earns only its share;
@@ -399,11 +405,13 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 -- terms: for --explain, each key term's match, in the query's order.
 feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held) as materialized (
   select th.id, max(th.bm_n),
-    0.5 * sum(th.idf * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end) / max(th.total)
+    -- (the shares are of the key terms some candidate holds: `held`, else of all of them)
+    0.5 * sum(th.idf * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end)
+        / coalesce(nullif(sum(th.idf * th.held), 0), max(th.total))
       + 0.5 * (sum(th.nparts * (not th.wide) * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end)
-               / sum(th.nparts * (not th.wide)))
+               / coalesce(nullif(sum(th.nparts * (not th.wide) * th.held), 0), sum(th.nparts * (not th.wide))))
             * (sum(th.nparts * (not th.wide) * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end)
-               / sum(th.nparts * (not th.wide))),
+               / coalesce(nullif(sum(th.nparts * (not th.wide) * th.held), 0), sum(th.nparts * (not th.wide)))),
     min(sum(th.ev) / max(th.total), 1.0),
     min(1.0, sum(th.in_head) * 1.0 / max(max(th.nhead), 1)),
     min(1.0, (sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) + max(th.nstop)) * 1.0 / max(th.nw))

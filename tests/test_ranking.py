@@ -263,6 +263,29 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "how long does wet clay keep in a sealed bin",
         ("studio/clay.md", "Shelf life"),
     ),
+    # Words no section holds ("someone", "left", "rid") tell no section from another: the one
+    # holding every other word of the question beats a shorter one that leaves "stuck" out.
+    "words-no-section-holds": (
+        {
+            "glaze/care.md": (
+                "# Care\n\n## Emptying a bucket\n\nWhen a glaze bucket has slop stuck in settling at "
+                "the bottom (settling that sets hard), pour off the water that stands on top, scrape "
+                "the sides and the bottom with a rubber rib, and keep the scrapings in a jar for test "
+                "tiles before you wash the bucket out.\n"),
+            "glaze/faults.md": (
+                "# Faults\n\n## Bucket settling\n\nGlaze settling in the bucket: stir the settling "
+                "glaze back in.\n"),
+            "glaze/mixing.md": (
+                "# Mixing\n\n## Weighing\n\nWeigh each glaze into a clean bucket.\n\n## Sieving\n\n"
+                "Sieve the glaze twice into a second bucket.\n\n## Resting\n\nRest the glaze bucket "
+                "overnight with its lid on.\n"),
+            "glaze/colour.md": (
+                "# Colour\n\n## Tests\n\nDip a test tile in each glaze bucket.\n\n## Records\n\n"
+                "Label every glaze bucket with its recipe.\n"),
+        },
+        "someone left the glaze bucket stuck settling, how do I get rid of it?",
+        ("glaze/care.md", "Emptying a bucket"),
+    ),
 }
 
 
