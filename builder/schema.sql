@@ -28,14 +28,23 @@ create table sections (
   level        integer not null,       -- 1-6 for headings; 0 for the lead text before the first
   heading      text not null,
   ancestors    text,                   -- JSON array: the ancestor headings; NULL when none
-  anchor       text not null,          -- GitHub-compatible slug (-1, -2 for repeats)
+  -- Columns a row gives without storing them (generated on read, from the row's own columns):
+  -- sections of a document have consecutive ids in document order, and most anchors are the
+  -- heading in lower case with hyphens for spaces. Stored, they cost 0.07x the corpus bytes.
+  anchor       text generated always as (   -- GitHub-compatible slug (-1, -2 for repeats)
+    coalesce(other_anchor, lower(replace(heading, ' ', '-')))
+  ) virtual,
   start_line   integer not null,       -- 1-based, inclusive, the heading's own line
   end_line     integer not null,       -- 1-based, inclusive
   parent_id    integer references sections(id),
-  prev_id      integer references sections(id),
-  next_id      integer references sections(id),
+  prev_id      integer references sections(id) generated always as (
+    case when ordinal > 0 then id - 1 end
+  ) virtual,
+  next_id      integer references sections(id) generated always as (
+    case when not is_last then id + 1 end
+  ) virtual,
   body         text not null,          -- the section's markdown, heading line included
-  chars        integer not null,       -- length of body
+  chars        integer generated always as (length(body)) virtual,
   heading_parts text not null,         -- CamelCase parts of the heading's words, '' when none
   env_vars     text,                   -- JSON arrays of exact tokens, one column per kind;
   cli_flags    text,                   -- NULL when the section has none of that kind
@@ -54,7 +63,9 @@ create table sections (
     trim(replace(replace(replace(replace(body, '**', ''), '`', ''), '<br>', ' '), char(9), ' '))
   ) virtual,
   -- The heading with its CamelCase parts, as search matches it (sections_fts column head).
-  head         text generated always as (trim(heading || ' ' || heading_parts)) virtual
+  head         text generated always as (trim(heading || ' ' || heading_parts)) virtual,
+  other_anchor text,                   -- the anchor when it is not lower(heading), spaces as '-'
+  is_last      integer not null        -- 1 for the document's last section (next_id is NULL)
 );
 create index sections_document on sections(document_id, ordinal);
 

@@ -47,9 +47,10 @@ _BIG_PAGE_SIZE = 16384
 BIG_INDEX_FROM = 4_000_000  # bytes of markdown (documents.bytes)
 
 # sections' stored columns; the view `sections_full` adds title, trail and file_words.
+# (anchor, prev_id, next_id and chars are generated from these: see schema.sql)
 _SECTION_COLUMNS = (
-    "id, document_id, path, ordinal, level, heading, ancestors, anchor, start_line, end_line, "
-    "parent_id, prev_id, next_id, body, chars, heading_parts, " + ", ".join(KIND_COLUMNS.values())
+    "id, document_id, path, ordinal, level, heading, ancestors, start_line, end_line, "
+    "parent_id, body, heading_parts, " + ", ".join(KIND_COLUMNS.values()) + ", other_anchor, is_last"
 )
 _DOCUMENT_COLUMNS = "id, path, title, front_matter, sha256, bytes, lines, sections, rows_sha256, file_words"
 # token_rows' kind and source: the position of the name (the view `tokens` spells them out).
@@ -57,7 +58,7 @@ _KIND_CODE: dict[str, int] = {k: i for i, k in enumerate(KINDS)}
 _SOURCE_CODE: dict[str, int] = {k: i for i, k in enumerate(SOURCES)}
 
 
-_SHIFTED = {"id", "parent_id", "prev_id", "next_id"}  # section ids, shifted by :delta when copied
+_SHIFTED = {"id", "parent_id"}  # section ids, shifted by :delta when copied
 _COPY_SECTIONS = (
     f"insert into sections ({_SECTION_COLUMNS}) select "
     + ", ".join(
@@ -111,9 +112,20 @@ def _stored_section(sid: int, doc_id: int, head: tuple[object, ...], parent_id: 
     give, and the trail it makes from ancestors and heading."""
     path, _title, ordinal, level, heading, trail, anchor, start, end = head
     body, chars, _words, parts, *kinds = tail
-    return (sid, doc_id, path, ordinal, level, heading, _ancestors(trail), anchor, start, end, parent_id,
-            prev_id, next_id,
-            body, chars, parts, *kinds)
+    assert isinstance(heading, str) and isinstance(body, str)
+    # The columns sections generates rather than stores: the same values, or a bug to hear of.
+    assert prev_id == (sid - 1 if ordinal else None) and next_id in (None, sid + 1) and chars == len(body)
+    return (sid, doc_id, path, ordinal, level, heading, _ancestors(trail), start, end, parent_id,
+            body, parts, *kinds, None if anchor == _anchor_rule(heading) else anchor, int(next_id is None))
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _anchor_rule(heading: str) -> str:
+    """What sections.anchor gives when other_anchor is NULL: SQLite's lower(replace(heading, ' ',
+    '-')) (lower() folds ASCII letters only)."""
+    return heading.replace(" ", "-").translate(_ASCII_LOWER)
 
 
 def _ancestors(trail: object) -> str | None:

@@ -212,8 +212,8 @@ def test_tampered_rows_are_not_copied(docs: Path, old_db: Path, tmp_path: Path) 
     assert _sha(old_db) == before
 
 
-@pytest.mark.parametrize("what", ["tokens", "title", "path", "ids", "blob-body", "blob-token", "kind-code",
-                                  "duplicate-token"])
+@pytest.mark.parametrize("what", ["tokens", "title", "path", "ids", "anchor", "blob-body", "blob-token",
+                                  "kind-code", "duplicate-token"])
 def test_other_tampering_is_caught_too(docs: Path, old_db: Path, tmp_path: Path, what: str) -> None:
     sql = {
         "tokens": "update token_rows set source = 0 where source = 2",  # code → heading
@@ -226,7 +226,9 @@ def test_other_tampering_is_caught_too(docs: Path, old_db: Path, tmp_path: Path,
                            "where written = '' limit 1",
         "title": "update documents set title = 'Other' where path = 'guides/setup.md'",
         "path": "update sections set path = 'other.md' where ordinal = 1",
-        "ids": "update sections set next_id = null where next_id is not null and ordinal = 0",
+        # next_id is generated from is_last (schema 5): a first section that says it is the last
+        "ids": "update sections set is_last = 1 where is_last = 0 and ordinal = 0",
+        "anchor": "update sections set other_anchor = 'elsewhere' where ordinal = 1",
     }[what]
     with sqlite3.connect(old_db) as db:
         assert db.execute(sql).rowcount > 0

@@ -25,7 +25,7 @@ TABLES = {
         "id", "document_id", "path", "ordinal", "level", "heading", "ancestors", "anchor",
         "start_line", "end_line", "parent_id", "prev_id", "next_id", "body", "chars",
         "heading_parts", "env_vars", "cli_flags", "error_codes", "identifiers", "names", "versions", "dotted_names",
-        "file_paths", "urls", "hosts", "code_spans", "text", "head",
+        "file_paths", "urls", "hosts", "code_spans", "text", "head", "other_anchor", "is_last",
     ],
     "token_rows": ["norm", "section_id", "written", "kind", "source"],
     "sections_fts": [
