@@ -16,7 +16,7 @@ create table documents (
   lines        integer not null,
   sections     integer not null,
   last_commit  text,                   -- git: last commit that touched the file (when known)
-  rows_sha256  text not null,          -- sha256 of the document's rows (build --previous checks it)
+  rows_sha256  blob not null,          -- sha256 of the document's rows, 32 bytes (build --previous checks it)
   file_words   text not null           -- the file name's words for search (mdfts.words.file_words)
 );
 

@@ -179,9 +179,9 @@ class _RowsDigest:
         # One update a section: the same bytes as one a record.
         self.h.update(("\n".join(records) + "\n").encode("utf-8", "surrogatepass"))
 
-    def document(self, doc_values: tuple[object, ...]) -> str:
+    def document(self, doc_values: tuple[object, ...]) -> bytes:
         self.h.update(_record(["document", *doc_values]))
-        return self.h.hexdigest()
+        return self.h.digest()  # 32 bytes: hex text would cost 32 more a document (0.05x on tldr-common)
 
 
 def _digest_values(head: tuple[object, ...], parent: int | None, tail: tuple[object, ...]) -> list[object]:

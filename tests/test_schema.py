@@ -241,3 +241,35 @@ def test_file_is_index_reads_the_header_only(fixture_db: Path, tmp_path: Path) -
     assert file_is_index(fixture_db)
     assert not file_is_index(other) and not file_is_index(tmp_path / "notes.md")
     assert not file_is_index(tmp_path / "missing.db")
+
+
+def test_generated_columns_give_what_the_splitter_made(tmp_path: Path) -> None:
+    # anchor, prev_id, next_id and chars are generated on read (schema 5): other_anchor holds only
+    # the anchors lower(replace(heading, ' ', '-')) does not give: punctuation, repeats, capitals
+    # SQLite's lower() leaves (it folds ASCII only).
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("lead\n\n# Plain Title\n\n## Repeat\n\n## Repeat\n\n## Ünïcode Äpfel\n\n"
+                               "## `code`, punctuation: (yes)!\n\ntext\n")
+    (docs / "b.md").write_text("# One section only\n")
+    build_index([docs], tmp_path / "x.db")
+    expected = []
+    for f in discover([docs]):
+        src = read_source(f)
+        secs = split_sections(src.path, src.text).sections
+        expected += [(src.path, s.ordinal, s.anchor, len(s.body), s.ordinal > 0, s.ordinal < len(secs) - 1)
+                     for s in secs]
+    conn = connect_ro(tmp_path / "x.db")
+    got = conn.execute(
+        "select path, ordinal, anchor, chars, prev_id is not null, next_id is not null from sections order by id"
+    ).fetchall()
+    assert [tuple(r) for r in got] == expected
+    assert conn.execute("select count(*) from sections s join sections p on p.id = s.prev_id "
+                        "where p.document_id <> s.document_id or p.ordinal <> s.ordinal - 1").fetchone()[0] == 0
+    assert conn.execute("select count(*) from sections s join sections n on n.id = s.next_id "
+                        "where n.document_id <> s.document_id or n.ordinal <> s.ordinal + 1").fetchone()[0] == 0
+    others = {r[0] for r in conn.execute("select other_anchor from sections where other_anchor is not null")}
+    assert others == {"repeat-1", "ünïcode-äpfel", "code-punctuation-yes"}
+    assert conn.execute("select distinct typeof(rows_sha256), length(rows_sha256) from documents").fetchall() == [
+        ("blob", 32)]
+    conn.close()
