@@ -23,7 +23,9 @@
 -- names it, copies included, so each extra name of a big step multiplies the time to compile
 -- this (a step naming cand, termhit or base twice took it from ~30 ms to ~450 ms). Likewise
 -- a derived column used twice is computed twice once SQLite flattens its subquery: `limit -1
--- offset 0` keeps such a subquery whole.
+-- offset 0` keeps such a subquery whole. And an AND or OR that is a value (not a WHERE
+-- condition) computes both sides, whatever the first one says: a costly test goes behind a CASE
+-- (`case when a then b else 0 end`), which stops at the first branch that holds.
 with
 q(s, lim, explain) as (
   select substr(replace(replace(replace(cast(coalesce(:q, '') as text),
@@ -304,14 +306,16 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop) as materialized (
   select id, pos, b, ev,
     -- (a section that holds the token is a section of its page that does)
     case when ev is not null then 1
-         else tok and exists (select 1 from sections as o cross join tokens as tk on tk.norm = n and tk.section_id = o.id
-                              where o.document_id = x.document_id) end,
+         when tok then exists (select 1 from sections as o cross join tokens as tk on tk.norm = n and tk.section_id = o.id
+                               where o.document_id = x.document_id)
+         else 0 end,
     bm_n, fw, nw, nhead, nstop
   from (
   select cand.id, key.pos, key.n, key.tok, cand.document_id, (
-    select 1 + 2 * (instr(highlight(sections_fts, 1, char(1), ''), char(1)) > 0)
-      + 4 * (instr(highlight(sections_fts, 5, char(1), '') || highlight(sections_fts, 1, char(1), '')
-                   || highlight(sections_fts, 2, char(1), ''), char(1)) > 0)
+    -- (the file name is part of the document: marked once, and then path and title need no look)
+    select case when instr(highlight(sections_fts, 1, char(1), ''), char(1)) > 0 then 7
+                else 1 + 4 * (instr(highlight(sections_fts, 5, char(1), '') || highlight(sections_fts, 2, char(1), ''),
+                                    char(1)) > 0) end
       + 8 * (instr(highlight(sections_fts, 3, char(1), ''), char(1)) > 0)
     from sections_fts where sections_fts match key.expr and rowid = cand.id) as b,
     case when key.tok then
@@ -434,9 +438,10 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
   select f.id, f.bm, f.cover, f.exact, f.hprec, min(f.file, 1.0),
     -- (phrase: a substring test over the section's first 20,000 characters, case folded; a
     -- phrase lookup in FTS5 would walk the doclists of the query's stop words)
-    coalesce((select (select count(*) from raw) >= 2
-                     and instr(lower(substr(s.text, 1, 20000)), lower(trim((select s from q)))) > 0
-              from sections as s where s.id = f.id), 0),
+    case when (select count(*) from raw) >= 2 then
+      coalesce((select instr(lower(substr(s.text, 1, 20000)), lower(trim((select s from q)))) > 0
+                from sections as s where s.id = f.id), 0)
+    else 0 end,
     -- (role: no lookup at all when the query names no role cue)
     case when exists (select 1 from mdfts_roles where cue in (select n from term)) then
       coalesce((select 1 from sections_fts
@@ -445,8 +450,10 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
                     from mdfts_roles as r where r.cue in (select n from term)), '""')
                   and rowid = f.id), 0)
     else 0 end,
-    (select s.level = 1 and length(trim(substr(b, instr(b || char(10), char(10))), ' =-' || char(9) || char(10))) <= 120
-            and coalesce((select c.parent_id from sections as c where c.id = s.next_id) = s.id, 0)
+    (select case when s.level = 1
+                       and length(trim(substr(b, instr(b || char(10), char(10))), ' =-' || char(9) || char(10))) <= 120
+                 then coalesce((select c.parent_id from sections as c where c.id = s.next_id) = s.id, 0)
+                 else 0 end
      from (select id, level, next_id, trim(body) as b from sections where id = f.id) as s),
     f.ident, f.nexact, f.nident, f.terms, coalesce(f.held, '')
   from feature as f
