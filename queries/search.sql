@@ -391,8 +391,12 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --   role   the query asks for a kind of section ("how do I fix" → Mitigation, Solution) and
 --          the heading names one;
 --   empty  a page title (h1) with no text of its own, or a line or two (120 characters), but
---          children below it: the answer is further down. (An empty "## Troubleshooting" over
---          its cases is an answer: it stays.)
+--          children below it: the answer is further down. A deeper section with a short
+--          paragraph of its own (250 characters) over children counts 0.15 of that, unless the
+--          query names its whole heading (`hprec` 1): such a lead-in ("Node loss: a node
+--          went down ...") tells what its children solve, so it shares their words, but a
+--          question it does not name asks for a child. (An empty "## Troubleshooting" over its
+--          cases, which "X troubleshooting" names, is an answer: it stays.)
 --   ident  the share of the query's identifiers (`ident` in term) the section, its document's
 --          name or another section of its page holds as written: a section of the page that
 --          defines the flag or variable the query names beats one that only shares its
@@ -450,11 +454,13 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
                     from mdfts_roles as r where r.cue in (select n from term)), '""')
                   and rowid = f.id), 0)
     else 0 end,
-    (select case when s.level = 1
-                       and length(trim(substr(b, instr(b || char(10), char(10))), ' =-' || char(9) || char(10))) <= 120
+    -- (n: the section's own text, its heading line aside; the children lookup last)
+    (select case when (s.level = 1 and n <= 120) or (s.level > 1 and n <= 250 and f.hprec < 1)
                  then coalesce((select c.parent_id from sections as c where c.id = s.next_id) = s.id, 0)
+                      * case when s.level = 1 then 1.0 else 0.15 end
                  else 0 end
-     from (select id, level, next_id, trim(body) as b from sections where id = f.id) as s),
+     from (select id, level, next_id, length(trim(substr(b, instr(b || char(10), char(10))), ' =-' || char(9) || char(10))) as n
+           from (select id, level, next_id, trim(body) as b from sections where id = f.id)) as s),
     f.ident, f.nexact, f.nident, f.terms, coalesce(f.held, '')
   from feature as f
 ),

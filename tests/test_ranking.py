@@ -217,6 +217,23 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "what should I check before firing?",
         ("kiln.md", "Firing checklist"),
     ),
+    # A short lead-in over children ("## Element failure: when an element burns out ...") tells
+    # what its children solve, so it shares the question's words; the question, which does not
+    # name its heading, asks for the child that answers.
+    "short-lead-in-over-children": (
+        {
+            "repairs.md": (
+                "# Kiln repairs\n\nWhat to do when the kiln misbehaves, from tripped breakers to cracked "
+                "lids and worn parts.\n\n## Element failure\n\nWhen an element burns out the kiln stops "
+                "heating in the middle of a firing.\n\n### Replacing the element\n\nUnplug the kiln, swap "
+                "the coil and crimp it to the terminals: the kiln starts heating again.\n\n### Testing the "
+                "relay\n\nMeasure the relay with a meter before you blame the coil.\n\n## Lid cracks\n\n"
+                "Fill hairline cracks with kiln cement.\n"),
+            "firing.md": "# Firing\n\nLoad the kiln, set the ramp and start the firing.\n",
+        },
+        "kiln element dead and not heating, what do I do?",
+        ("repairs.md", "Replacing the element"),
+    ),
     # A stop word in a file name counts as named when the query writes it: "kilnctl about ..."
     # names all of kilnctl-about.md, not half of it (else kilnctl-firmware.md, whose name the
     # query's content words fill, wins).
