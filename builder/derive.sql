@@ -38,7 +38,7 @@ insert into token_df
 select norm, count(distinct section_id) as df,
        round(mdfts_ln(1.0 + ((select count(*) from sections) - count(distinct section_id) + 0.5)
                       / (count(distinct section_id) + 0.5)), 4),
-       max(kind not in (7, 10))  -- (kinds 7 and 10: name and code, see the view tokens)
+       max(kind_source / 5 not in (7, 10))  -- (kinds 7 and 10: name and code, see the view tokens)
 from token_rows group by norm having count(distinct section_id) > 1 order by norm;
 
 -- Words a search ignores unless the query has nothing else.

@@ -103,7 +103,7 @@ _INSERT_SECTION = (
 )
 _INSERT_DOCUMENT = f"insert into documents ({_DOCUMENT_COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 # A token can normalise to the same form twice in a section (`X.` and `X`): keep one row.
-_INSERT_TOKEN = "insert or ignore into token_rows values (?, ?, ?, ?, ?)"
+_INSERT_TOKEN = "insert or ignore into token_rows values (?, ?, ?, ?)"
 
 
 def _stored_section(sid: int, doc_id: int, head: tuple[object, ...], parent_id: int | None,
@@ -145,7 +145,18 @@ def _stored_token(norm: str, sid: int, token: str, kind: str, source: str) -> tu
         written = "^"
     else:
         written = token
-    return (norm, sid, written, _KIND_CODE[kind], _SOURCE_CODE[source])
+    return (norm, sid, written, _KIND_CODE[kind] * 5 + _SOURCE_CODE[source])
+
+
+def _stored_tokens(tokens: Iterable[tuple[str, int, str, str, str]], first: int) -> list[tuple[object, ...]]:
+    """token_rows' values of a section's tokens (ordinals made ids from `first`), the first row of
+    each (norm, token, kind) only: source shares its column with kind, so the table's key no
+    longer drops a second source itself."""
+    rows: dict[tuple[object, ...], tuple[object, ...]] = {}
+    for norm, o, token, kind, source in tokens:
+        row = _stored_token(norm, first + o, token, kind, source)
+        rows.setdefault((*row[:3], _KIND_CODE[kind]), row)
+    return list(rows.values())
 
 
 class RowsMismatch(MdftsError):
@@ -419,8 +430,7 @@ class IndexWriter:
                             first + o - 1 if o else None, first + o + 1 if first + o < last else None, tail)
             for o, head, parent, tail in section_rows
         ]
-        self._pending_tokens += [_stored_token(norm, first + o, token, kind, source)
-                                 for norm, o, token, kind, source in token_rows]
+        self._pending_tokens += _stored_tokens(token_rows, first)
         self.n_tokens += len(token_rows)
         self._pending_chars += sum(len(cast(str, tail[0])) for _, _, _, tail in section_rows)
         if self._pending_chars > _BATCH_CHARS or len(self._pending_tokens) > _BATCH_TOKENS:
@@ -468,8 +478,7 @@ class IndexWriter:
         self._rows_digest.section(o, _digest_values(head, parent, tail), is_last, tokens)
         self._rows.append(_stored_section(first + o, self._doc_id, head, None if parent is None else first + parent,
                                           first + o - 1 if o else None, None if is_last else first + o + 1, tail))
-        self._token_rows.extend(_stored_token(norm, first + o, token, kind, source)
-                                for norm, o, token, kind, source in tokens)
+        self._token_rows.extend(_stored_tokens(tokens, first))
         self._written += 1
         self._held += len(s.body)
         if self._held > _BATCH_CHARS or len(self._token_rows) > _BATCH_TOKENS:
@@ -604,8 +613,8 @@ class IndexWriter:
         # documents, rather than one scan per document.
         db = self.db
         db.execute(
-            "insert into token_rows (norm, section_id, written, kind, source) "
-            "select t.norm, t.section_id + r.delta, t.written, t.kind, t.source from prev.token_rows as t "
+            "insert into token_rows (norm, section_id, written, kind_source) "
+            "select t.norm, t.section_id + r.delta, t.written, t.kind_source from prev.token_rows as t "
             "join prev.sections as s on s.id = t.section_id join _mdfts_reuse as r on r.old_id = s.document_id"
         )
         self.n_tokens += db.execute("select changes()").fetchone()[0]

@@ -216,13 +216,13 @@ def test_tampered_rows_are_not_copied(docs: Path, old_db: Path, tmp_path: Path) 
                                   "kind-code", "duplicate-token"])
 def test_other_tampering_is_caught_too(docs: Path, old_db: Path, tmp_path: Path, what: str) -> None:
     sql = {
-        "tokens": "update token_rows set source = 0 where source = 2",  # code → heading
+        "tokens": "update token_rows set kind_source = kind_source - 2 where kind_source % 5 = 2",  # code → heading
         # a value JSON cannot spell (text columns keep a blob as it is)
         "blob-body": "update sections set body = cast(body as blob) where path = 'guides/setup.md'",
         "blob-token": "update token_rows set norm = cast(norm as blob) where norm = (select min(norm) from token_rows)",
-        "kind-code": "update token_rows set kind = 99 where norm = (select min(norm) from token_rows)",  # kind NULL
+        "kind-code": "update token_rows set kind_source = 99 where norm = (select min(norm) from token_rows)",  # kind NULL
         # a second row that reads as the same token (written = norm spells it too): never hidden
-        "duplicate-token": "insert into token_rows select norm, section_id, norm, kind, source from token_rows "
+        "duplicate-token": "insert into token_rows select norm, section_id, norm, kind_source from token_rows "
                            "where written = '' limit 1",
         "title": "update documents set title = 'Other' where path = 'guides/setup.md'",
         "path": "update sections set path = 'other.md' where ordinal = 1",

@@ -27,7 +27,7 @@ TABLES = {
         "heading_parts", "env_vars", "cli_flags", "error_codes", "identifiers", "names", "versions", "dotted_names",
         "file_paths", "urls", "hosts", "code_spans", "text", "head", "other_anchor", "is_last",
     ],
-    "token_rows": ["norm", "section_id", "written", "kind", "source"],
+    "token_rows": ["norm", "section_id", "written", "kind_source"],
     "sections_fts": [
         "text", "file_words", "title", "head", "trail", "path", "env_vars", "cli_flags", "error_codes", "identifiers", "names",
         "versions", "dotted_names", "file_paths", "urls", "hosts", "code_spans",

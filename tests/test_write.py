@@ -220,3 +220,13 @@ def test_json_strings_spell_what_the_encoder_does(items: list[str]) -> None:
     # changes every index and makes `build --previous` reject older ones.
     assert _json_strings(items) == json.dumps(items, ensure_ascii=False)
 
+
+
+def test_a_second_source_of_a_token_is_dropped_as_before() -> None:
+    # kind and source share token_rows.kind_source, so the key no longer drops a second row of
+    # the same (norm, token, kind) with another source: the writer keeps the first, as the key did.
+    from mdfts.write import _stored_tokens
+
+    rows = _stored_tokens([("x", 0, "X", "identifier", "code"), ("x", 0, "X", "identifier", "text"),
+                           ("x", 0, "X", "name", "text"), ("x", 1, "x", "identifier", "text")], first=10)
+    assert rows == [("x", 10, "^", 6 * 5 + 2), ("x", 10, "^", 7 * 5 + 4), ("x", 11, "", 6 * 5 + 4)]
