@@ -50,7 +50,7 @@ BIG_INDEX_FROM = 4_000_000  # bytes of markdown (documents.bytes)
 # (anchor, prev_id, next_id and chars are generated from these: see schema.sql)
 _SECTION_COLUMNS = (
     "id, document_id, path, ordinal, level, heading, ancestors, start_line, end_line, "
-    "parent_id, body, heading_parts, " + ", ".join(KIND_COLUMNS.values()) + ", other_anchor, is_last"
+    "parent_id, body, heading_parts, other_anchor, is_last, " + ", ".join(f"{c}_packed" for c in KIND_COLUMNS.values())
 )
 _DOCUMENT_COLUMNS = "id, path, title, front_matter, sha256, bytes, lines, sections, rows_sha256, file_words"
 # token_rows' kind and source: the position of the name (the view `tokens` spells them out).
@@ -91,6 +91,16 @@ def _json_list(items: list[str]) -> str | None:
     return _json_strings(sorted(set(items))) if items else None
 
 
+def _packed(json_list: object) -> object:
+    """sections.<kind>_packed from _json_list()'s text: the array without its brackets and the
+    quotes around each string, char(31) between them (the generated <kind> column spells the
+    JSON back: a string's own quotes are escaped, so '", "' only ever separates two)."""
+    if json_list is None:
+        return None
+    assert isinstance(json_list, str)
+    return json_list[2:-2].replace('", "', "\x1f")
+
+
 # One document's rows without ids (they depend on the documents before it): what a worker
 # process hands the writer. Plain tuples pickle several times faster than the dataclasses.
 # (path, sha256, documents values after id (rows_sha256 made where the rows are, in the worker
@@ -116,7 +126,8 @@ def _stored_section(sid: int, doc_id: int, head: tuple[object, ...], parent_id: 
     # The columns sections generates rather than stores: the same values, or a bug to hear of.
     assert prev_id == (sid - 1 if ordinal else None) and next_id in (None, sid + 1) and chars == len(body)
     return (sid, doc_id, path, ordinal, level, heading, _ancestors(trail), start, end, parent_id,
-            body, parts, *kinds, None if anchor == _anchor_rule(heading) else anchor, int(next_id is None))
+            body, parts, None if anchor == _anchor_rule(heading) else anchor, int(next_id is None),
+            *map(_packed, kinds))
 
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
