@@ -70,48 +70,66 @@ term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt) as materialized (
     limit -1 offset 0)
 ),
 -- The words of each term as FTS5 sees them (PAYMENTS_DB_URL → payments, db, url), each with
--- the document frequency of its stem. term_df holds porter stems, which are prefixes of the
--- word but for a final y → i after a vowel (policy → polici; dry stays dry): the longest such
--- prefix in term_df, down to three letters (two for a three-letter word ending in s, whose stem
--- drops it: ops → op, yes → ye; else such a word, common or not, looked like one in no section,
--- the rarest of all), is the word's stem, near enough for a weight (found by at most eleven
--- primary key lookups). A word in exactly one section gets df 1: term_df does not list it, so
--- the prefix found for it is another word's stem (potter → pot); an FTS5 lookup of at most two
--- rows says so when the word is not a stem in term_df itself.
+-- the document frequency of its own porter stem. term_df holds the stems (of words in two
+-- sections or more), and SQL cannot stem a word, so the stem is searched for: a prefix of the
+-- word down to three letters (two for a three-letter word: ops → op, one → on), that prefix
+-- with an e (pricing → price, scaling → scale: porter puts back the e it took off), or with a
+-- final y as i (keys → kei, policy → polici), at most 33 primary key lookups. Several of them
+-- can be stems ("status" is the stem of statuses; that of status is statu), so the one found is
+-- the one whose df is what FTS5 counts for the word itself (a bounded count, at most 50 rows:
+-- the df when fewer, else any candidate holding 50 or more): the longest such. A word FTS5
+-- finds in one section has df 1 (term_df does not list it; potter is not pot); a word in no
+-- section keeps the longest prefix's weight, as does a word none of whose candidates agrees
+-- with the count (it matches nothing, or too little to be told apart: at the weight of the
+-- rarest word it would shrink every candidate's share of the query alike).
 part(pos, w, df, idf, wide) as materialized (
-  select pos, w, case when few then 1 else coalesce(json_extract(d, '$[0]'), 1) end,
-    case when few then 8.0 else coalesce(json_extract(d, '$[1]'), 8.0) end,
-    case when few then 0 else coalesce(json_extract(d, '$[3]'), 0) end
+  select pos, w,
+    case when ok or cnt <> 1 then coalesce(json_extract(d, '$[0]'), 1) else 1 end,
+    case when ok or cnt <> 1 then coalesce(json_extract(d, '$[1]'), 8.0) else 8.0 end,
+    case when ok or cnt <> 1 then coalesce(json_extract(d, '$[2]'), 0) else 0 end
   from (
-  select pos, w, d,
-    -- (few: the word is not a stem of its own in term_df and FTS5 finds it in exactly one
-    -- section, so the prefix found is another word's stem; a word in no section keeps the
-    -- prefix's weight: it matches nothing, and at the weight of the rarest word it would
-    -- shrink every candidate's share of the query alike, blurring the words that do match)
-    coalesce(json_extract(d, '$[2]'), 0) > 0
-      and (select count(*) from (select 1 from sections_fts
-                                 where sections_fts match '"' || replace(w, '"', '""') || '"' limit 2)) = 1 as few
+  select pos, w, cnt, d, coalesce(json_extract(d, '$[3]'), 0) as ok
   from (
-    select term.pos, lower(p.value) as w, (
-        select json_array(d.df, d.idf, k.value, d.wide)
-        from json_each('[-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]') as k
-        join term_df as d on d.term = case when k.value = -1
-                                           then substr(lower(p.value), 1, length(p.value) - 1) || 'i'
-                                           else substr(lower(p.value), 1, length(p.value) - k.value) end
-        where (k.value = -1 and lower(p.value) glob '*y')
-           or (k.value >= 0 and length(p.value) - k.value >= min(3, length(p.value)))
-           or (k.value = 1 and length(p.value) = 3 and lower(p.value) glob '*s')
-        order by k.value limit 1) as d
-    from term, json_each('["' || replace(replace(replace(replace(replace(replace(replace(replace(
-        replace(replace(replace(replace(json_quote(term.t), '"', ''), '\', ''),
-        ',', '","'), '-', '","'), '_', '","'), '.', '","'), '/', '","'), ':', '","'), '@', '","'),
-        '=', '","'), '+', '","'), '#', '","') || '"]') as p
-    where p.value <> '' and (not term.stop or term.allstop)
-    limit -1 offset 0)  -- (not flattened: the stem search would run once per use of d)
-  limit -1 offset 0)  -- (nor this: the FTS5 lookup would run once per use of few)
+    select pos, w, cnt, (
+        -- (candidates: v 0 the prefix, 1 with an e, 2 with its final y as i; ok: its df agrees
+        -- with the count; otherwise only a plain prefix, as before, may stand in)
+        select json_array(df, idf, wide, ok) from (
+        select d.df, d.idf, d.wide, d.df = cnt or (cnt >= 50 and d.df >= 50) as ok, c0.k, c0.v, c0.short
+        from (select k, v, stem, length(stem) < case when length(w) = 3 then 2 else min(3, length(w)) end as short
+              from (select k.value as k, v.value as v, substr(w, length(w) - k.value + 1) as sfx,
+                           substr(w, 1, length(w) - k.value) as pre,
+                           case v.value when 0 then substr(w, 1, length(w) - k.value)
+                                        when 1 then substr(w, 1, length(w) - k.value) || 'e'
+                                        else substr(w, 1, length(w) - k.value - 1) || 'i' end as stem
+                    from json_each('[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]') as k, json_each('[2, 0, 1]') as v
+                    where length(w) - k.value >= min(2, length(w)))
+              -- (porter's own rules: an e or a y made i only where it took off -s, -ed or
+              -- -ing; after -ed or -ing a double consonant is made single: added → ad)
+              where case v when 1 then sfx in ('ed', 'ing')
+                           when 2 then pre glob '*y' and (k = 0 or sfx in ('s', 'ed', 'ing'))
+                           else not (sfx in ('ed', 'ing') and substr(pre, -1) = substr(pre, -2, 1)
+                                     and substr(pre, -1) glob '[bcdfghjkmnpqrtv]') end) as c0
+        join term_df as d on d.term = c0.stem
+        where d.df = cnt or (cnt >= 50 and d.df >= 50) or (not c0.short and (c0.v = 0 or (c0.v = 2 and c0.k = 0))))
+        order by ok desc, k, v = 1, v = 0
+        limit 1) as d
+    from (
+      select term.pos, lower(p.value) as w,
+        (select count(*) from (select 1 from sections_fts
+                               where sections_fts match '"' || replace(lower(p.value), '"', '""') || '"'
+                               limit 50)) as cnt
+      from term, json_each('["' || replace(replace(replace(replace(replace(replace(replace(replace(
+          replace(replace(replace(replace(json_quote(term.t), '"', ''), '\', ''),
+          ',', '","'), '-', '","'), '_', '","'), '.', '","'), '/', '","'), ':', '","'), '@', '","'),
+          '=', '","'), '+', '","'), '#', '","') || '"]') as p
+      where p.value <> '' and (not term.stop or term.allstop)
+      limit -1 offset 0)  -- (not flattened: the FTS5 count would run once per use of cnt)
+    limit -1 offset 0)  -- (nor this: the stem search would run once per use of d)
+  limit -1 offset 0)
 ),
 -- Key terms: the query's terms minus stop words (unless it is only stop words), at most 8 (the
--- rarest), each with its idf (of its rarest word: a phrase is as rare as its rarest word), its
+-- rarest), each with its idf (of its rarest word: a phrase is as rare as its rarest word; an
+-- identifier the index holds, of its token: it matches only as written), its
 -- FTS5 expression (the quoted term, ORed with its synonyms' words - a plural finds its
 -- singular's group, a singular its plural's: check finds the group of checks, as porter makes
 -- them one word - and with the compound it makes with a neighbour, when the index holds
@@ -127,7 +145,12 @@ key(pos, t, n, strong, ident, df, idf, expr, total, nparts, jw, tok, wide) as ma
     1.0 / (1 + coalesce(length(comp) - length(replace(comp, ' ', '')) + 1, 0)), tok,
     wide and not min(wide) over ()
   from (
-    select term.pos, term.t, term.n, term.strong, term.ident, term.tok, min(part.df) as df, max(part.idf) as idf,
+    select term.pos, term.t, term.n, term.strong, term.ident, term.tok,
+      -- (an identifier the index holds matches only as written: it is as rare as that token)
+      case when term.strong then min(min(part.df), coalesce((select df from token_df where norm = term.n), 1))
+           else min(part.df) end as df,
+      case when term.strong then max(max(part.idf), coalesce((select idf from token_df where norm = term.n), 8.0))
+           else max(part.idf) end as idf,
       count(*) as nparts, min(part.wide) as wide,
       coalesce((
         select group_concat(' OR "' || s2.word || '"', '')
@@ -139,7 +162,7 @@ key(pos, t, n, strong, ident, df, idf, expr, total, nparts, jw, tok, wide) as ma
        where j.w not glob '*[^a-z0-9]*' and exists (select 1 from term_df as d where d.term = j.w)) as comp
     from term join part on part.pos = term.pos
     group by term.pos
-    order by min(part.df), term.pos
+    order by df, term.pos
     limit 8 offset 0)  -- (not flattened: comp is used twice)
 ),
 -- Neighbouring key terms, in the query's order, neither an identifier ("mon settings" in

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -303,6 +304,26 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "someone left the glaze bucket stuck settling, how do I get rid of it?",
         ("glaze/care.md", "Emptying a bucket"),
     ),
+    # A kebab flag of four common words matches only as written: it is as rare as that token
+    # (one section), not as the commonest of its words, so its one long section beats a dozen
+    # short "Feature flags" sections that hold the question's other two words.
+    "identifier-of-common-words": (
+        {
+            **{f"kilns/k{i}.md": (
+                f"# Kiln {i}\n\n## Firing\n\nFire kiln {i} slowly; watch the shelf; a drip on the guard "
+                f"rail is fine in safe mode.\n\n## Feature flags\n\nFlags of kiln {i}: `kiln{i}-fast-cool` and "
+                "`door-lock`; a feature flag is set per kiln, and each flag is listed here.\n") for i in range(12)},
+            "glaze/drip.md": (
+                "# Drip guard\n\n## Rollback\n\nIf a release of the shelf tray firmware raises the shelf "
+                "temperature, roll it back: stop the kiln, load the last good release, and check the tray "
+                "sensor.\n\nIf `shelf-drip-guard-mode` was switched on in this release, switch it off first. "
+                "Do not roll back past a firmware that rewrote the sensor table. "
+                + " ".join(f"Step {j}: note the cone and the hour, then wait for the pyrometer to settle."
+                           for j in range(12)) + "\n"),
+        },
+        "shelf-drip-guard-mode feature flag",
+        ("glaze/drip.md", "Rollback"),
+    ),
 }
 
 
@@ -386,6 +407,23 @@ def test_a_words_df_is_its_own_stems(tmp_path: Path) -> None:
     assert hit.explain is not None
     idf = {t["term"]: t["idf"] for t in hit.explain["terms"]}
     assert idf["dry"] == idf["pots"] < idf["potter"]
+
+
+def test_a_words_stem_need_not_be_its_prefix(tmp_path: Path) -> None:
+    """Porter's stem is not always a prefix of the word: it puts back an e (glazing -> glaze),
+    makes a y before -s an i (keys -> kei), drops a final e to two letters (one -> on); and a
+    word can be another word's stem (statuses -> status, while status -> statu). Each query word
+    weighs as its own stem, by the df FTS5 counts for it, not by a shorter stem or a neighbour's."""
+    files = {f"bench{i}.md": (f"# Bench {i}\n\nOne glaze keys the status of bench {i}; "
+                              f"glazing it takes one day, and the keys hang by its door.\n") for i in range(6)}
+    files["log.md"] = "# Log\n\nRecord statuses here, and the statuses of the kiln.\n\n## Statuses\n\nAll statuses.\n"
+    db = build_case(tmp_path, files)
+    (hit,) = mdfts.search(db, "one keys glazing status", limit=1, explain=True)
+    assert hit.explain is not None
+    idf = {t["term"]: t["idf"] for t in hit.explain["terms"]}
+    with sqlite3.connect(db) as conn:
+        stem = dict(conn.execute("select term, idf from term_df where term in ('on', 'kei', 'glaze', 'statu')"))
+    assert idf == {"one": stem["on"], "keys": stem["kei"], "glazing": stem["glaze"], "status": stem["statu"]}
 
 
 def test_cli_explain_text_and_json(tmp_path: Path) -> None:
