@@ -21,17 +21,6 @@ _DOC_EXT = frozenset("md markdown mdx mdown mkd html htm txt rst".split())
 _FOLDER_PAGES = frozenset("index readme _index".split())
 
 
-def camel_parts(text: str) -> list[str]:
-    """The parts of each CamelCase word in `text`, lower-case ("CephObjectStore" → ceph, object,
-    store); words that do not split give nothing."""
-    out: list[str] = []
-    for word in _WORD.findall(text):
-        parts = _CAMEL.split(word)
-        if len(parts) > 1:
-            out.extend(p.lower() for p in parts if p)
-    return out
-
-
 def file_stem(path: str) -> str:
     """The name a document goes by: its file name without document extensions, or its folder's
     name for index.md, README.md and _index.md (docs/install/README.md → install)."""
@@ -61,5 +50,13 @@ def file_words(path: str) -> str:
 
 
 def heading_parts(heading: str) -> str:
-    """The CamelCase parts of a heading's words ("" when none split), searched with the heading."""
-    return " ".join(camel_parts(heading))
+    """The CamelCase parts of a heading's words, each word's parts joined by hyphens ("" when none
+    split), searched with the heading: "GitLab CI" → "git-lab". FTS5 reads the parts as words;
+    the hyphens tell search.sql which parts make one heading word, so a query naming one part of
+    it names half of it."""
+    out: list[str] = []
+    for word in _WORD.findall(heading):
+        parts = [p.lower() for p in _CAMEL.split(word) if p]
+        if len(parts) > 1:
+            out.append("-".join(parts))
+    return " ".join(out)

@@ -398,6 +398,14 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          candidate, so an ordinary word that is a token somewhere earns only its share;
 --   hprec  the share of the heading's words (stop words aside) the query names: a heading the
 --          query spells out in full ("Errors", "Breaking Changes") beats one it half matches;
+--          a compound word of the heading (kebab, snake, dotted or CamelCase) counts in the
+--          share of its parts the query names: "hosts" names half of "Host-based", "git" half
+--          of GitLab (the head column holds its parts, git-lab, after the heading), though a
+--          part most sections hold (`wide`: the product's name in argocd-repo-server) is no
+--          part the query left out. One highlight() of the heading column with every key term
+--          ORed, only for a candidate whose heading holds a compound and a term; other
+--          headings count the key terms their heading holds, as before (the same share when
+--          each term names one word);
 --   file   how well the file name and the query name each other: the share of the file
 --          name's words the query holds, squared (a half-named file is weak evidence), times
 --          the square root of the share of the query the file name holds (tool-sub.md beats
@@ -444,7 +452,54 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held) a
             * (sum(th.nparts * (not th.wide) * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end)
                / coalesce(nullif(sum(th.nparts * (not th.wide) * th.held), 0), sum(th.nparts * (not th.wide)))),
     min(sum(th.ev) / max(th.total), 1.0),
-    min(1.0, sum(th.in_head) * 1.0 / max(max(th.nhead), 1)),
+    case when sum(th.in_head) = 0 then 0.0
+         else coalesce((
+           select (
+          with w(i, v, inside) as materialized (
+            -- (the head column's space-separated words, marked; inside: the word starts in a span;
+            -- none when no heading word is marked at all)
+            select cast(j.key as integer), j.value,
+              coalesce(sum(length(j.value) - length(replace(j.value, char(1), ''))
+                           - length(j.value) + length(replace(j.value, char(2), ''))) over (
+                         order by cast(j.key as integer) rows between unbounded preceding and 1 preceding), 0) > 0
+            from (select highlight(sections_fts, 3, char(1), char(2)) as h from sections_fts
+                  where sections_fts match (select group_concat('(' || expr || ')', ' OR ') from key) and rowid = s.id) as hl,
+                 json_each('[' || replace(json_quote(hl.h), ' ', '","') || ']') as j
+            where instr(hl.h, char(1)) > 0),
+          f(grp, f) as materialized (
+            -- (per word: a heading word or a CamelCase word's parts (grp), and the share of its
+            -- parts, stop words and wide words aside, that lie in a marked span (a phrase, like
+            -- a kebab term, is marked as one span); NULL for a stop word; a CamelCase word counts
+            -- whole or by its parts, which the query rarely names both)
+            select w.i >= length(s.heading) - length(replace(s.heading, ' ', '')) + 1,
+              case when w.v not glob '*[-_./]*' then
+                case when lower(rtrim(ltrim(replace(replace(w.v, char(1), ''), char(2), ''), '"''`([{<'), '"''`)]}>.,:;!?'))
+                          in (select word from mdfts_stopwords union all select '') then null
+                     when w.inside or instr(w.v, char(1)) > 0 or instr(w.v, char(2)) > 0 then 1.0 else 0.0 end
+              else (
+                -- (its parts, and those outside marked spans: the word with up to two spans cut
+                -- out, one it starts in included; named: all parts less those)
+                select (np - nu) * 1.0 / nullif(np, 0)
+                from (select (select count(*) from json_each('[' || replace(replace(replace(replace(json_quote(lower(replace(replace(w.v, char(1), ''), char(2), ''))),
+                          '-', '","'), '_', '","'), '.', '","'), '/', '","') || ']') as p
+                        where p.value <> '' and p.value not in (select word from mdfts_stopwords)
+                          and not exists (select 1 from term_df as d where d.term = p.value and d.wide)) as np,
+                             (select count(*) from json_each('[' || replace(replace(replace(replace(json_quote(lower(rv)),
+                          '-', '","'), '_', '","'), '.', '","'), '/', '","') || ']') as p
+                        where p.value <> '' and p.value not in (select word from mdfts_stopwords)
+                          and not exists (select 1 from term_df as d where d.term = p.value and d.wide)) as nu
+                      from (select case when instr(v, char(1)) = 0 then v
+                                        else substr(v, 1, instr(v, char(1)) - 1)
+                                             || case when instr(v, char(2)) = 0 then '' else substr(v, instr(v, char(2)) + 1) end end as rv
+                            from (select case when instr(v, char(1)) = 0 then v
+                                              else substr(v, 1, instr(v, char(1)) - 1)
+                                                   || case when instr(v, char(2)) = 0 then '' else substr(v, instr(v, char(2)) + 1) end end as v
+                                  from (select case when w.inside then char(1) else '' end || w.v as v))))) end
+            from w where w.v <> '')
+          select min(1.0, coalesce(sum(f), 0) / max(sum(not grp), 1)) from f where f is not null)
+           from sections as s
+           where s.id = th.id and (s.heading glob '*[-_./]*' or s.heading_parts <> '')),
+           min(1.0, sum(th.in_head) * 1.0 / max(max(th.nhead), 1))) end,
     min(1.0, (sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) + max(th.nstop)) * 1.0 / max(th.nw))
       * min(1.0, (sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) + max(th.nstop)) * 1.0 / max(th.nw))
       * sqrt(sum(th.idf * th.in_file) / max(th.total)),

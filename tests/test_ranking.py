@@ -304,6 +304,33 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "someone left the glaze bucket stuck settling, how do I get rid of it?",
         ("glaze/care.md", "Emptying a bucket"),
     ),
+    # A compound heading word the query names in part counts in part: "kiln" names half of
+    # "Kiln-side", so "Kiln glaze" (named in full) beats "Kiln-side glaze" (three quarters),
+    # though the shorter section holds the words more densely.
+    "compound-heading-named-in-part": (
+        {
+            **{f"notes/n{i}.md": f"# Note {i}\n\n## Clay\n\nClay for bench {i} is wedged by hand.\n" for i in range(6)},
+            "kiln/a.md": "# Work\n\n## Kiln-side glaze\n\nA glaze bucket beside each kiln.\n",
+            "kiln/b.md": (
+                "# Stock\n\n## Kiln glaze\n\nA glaze made to fire in the kiln at cone six, mixed from the "
+                "dry stock in the back room, sieved twice before it goes on the shelf.\n"),
+        },
+        "glaze for the kiln",
+        ("kiln/b.md", "Kiln glaze"),
+    ),
+    # The same for a CamelCase heading word: "glaze" names half of GlazeRoom (its parts,
+    # glaze-room, are indexed with the heading), so the heading "Glaze" wins.
+    "camelcase-heading-named-in-part": (
+        {
+            **{f"notes/n{i}.md": f"# Note {i}\n\n## Clay\n\nClay for bench {i} is wedged by hand.\n" for i in range(6)},
+            "kiln/a.md": "# Work\n\n## GlazeRoom\n\nThe glaze is mixed in here, then stirred.\n",
+            "kiln/b.md": (
+                "# Stock\n\n## Glaze\n\nHow a glaze is mixed: weigh the dry stock on the scale, add water, "
+                "stir it with a drill paddle and sieve it twice before it goes on the shelf.\n"),
+        },
+        "glaze mixing",
+        ("kiln/b.md", "Glaze"),
+    ),
     # A kebab flag of four common words matches only as written: it is as rare as that token
     # (one section), not as the commonest of its words, so its one long section beats a dozen
     # short "Feature flags" sections that hold the question's other two words.
