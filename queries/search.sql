@@ -137,13 +137,21 @@ part(pos, w, df, idf, wide) as materialized (
 -- how many words the term has; jw: 1, or 1/2 for each of two words making such a compound;
 -- wide: more than half of the sections hold each of its words in their own text, not only in
 -- their path (term_df.wide: a product's own name in its docs, not a folder's), unless every
--- key term is wide.
-key(pos, t, n, strong, ident, df, idf, expr, total, nparts, jw, tok, wide) as materialized (
+-- key term is wide. A CamelCase term is also the phrase of its words (OutOfSync → "Out Of
+-- Sync", split as the build splits a heading's CamelCase words, so the two sides meet): hexpr,
+-- the expression the candidates' own lookups use (`hit`, hprec), always holds it; expr, which
+-- picks candidates and feeds bm25, only when no section holds the term as an exact token (else
+-- "OpenShift" would add every "open" to bm25); multi: the term is a phrase of several words
+-- (a kebab or CamelCase term, see hprec); split: a CamelCase term with such a phrase.
+key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide, multi, split) as materialized (
   select pos, t, n, strong, ident, df, idf,
-    '"' || replace(t, '"', '""') || '"' || syn || coalesce(' OR "' || replace(comp, ' ', '" OR "') || '"', ''),
+    expr || case when tok then '' else coalesce(' OR "' || replace(camel, '"', '""') || '"', '') end,
+    expr || coalesce(' OR "' || replace(camel, '"', '""') || '"', ''),
     sum(idf) over (), nparts,
     1.0 / (1 + coalesce(length(comp) - length(replace(comp, ' ', '')) + 1, 0)), tok,
-    wide and not min(wide) over ()
+    wide and not min(wide) over (), nparts > 1 or camel is not null, camel is not null
+  from (
+  select *, '"' || replace(t, '"', '""') || '"' || syn || coalesce(' OR "' || replace(comp, ' ', '" OR "') || '"', '') as expr
   from (
     select term.pos, term.t, term.n, term.strong, term.ident, term.tok,
       -- (an identifier the index holds matches only as written: it is as rare as that token)
@@ -159,11 +167,29 @@ key(pos, t, n, strong, ident, df, idf, expr, total, nparts, jw, tok, wide) as ma
       -- (the compounds, space-separated: letters and digits only)
       (select group_concat(j.w, ' ')
        from (select term.prv || term.n as w union all select term.n || term.nxt) as j
-       where j.w not glob '*[^a-z0-9]*' and exists (select 1 from term_df as d where d.term = j.w)) as comp
+       where j.w not glob '*[^a-z0-9]*' and exists (select 1 from term_df as d where d.term = j.w)) as comp,
+      -- (a CamelCase term as the words it is made of, "Out Of Sync" for OutOfSync, split where
+      -- the build splits a heading's (mdfts.words): so it finds a heading that writes them
+      -- apart, as "out of sync" finds a heading OutOfSync; NULL when it does not split)
+      case when term.t glob '*[a-z0-9][A-Z]*' or term.t glob '*[A-Z][A-Z][a-z]*' then (
+        with recursive c(i, o) as (
+          select 1, ''
+          union all
+          select i + 1, o || case when i > 1 and substr(term.t, i, 1) glob '[A-Z]'
+                                       and (substr(term.t, i - 1, 1) glob '[a-z0-9]'
+                                            or (substr(term.t, i - 1, 1) glob '[A-Z]' and substr(term.t, i + 1, 1) glob '[a-z]'
+                                                -- (a plural acronym, OSDs, is one word)
+                                                and substr(term.t, i + 1) <> 's'))
+                                  then ' ' else '' end || substr(term.t, i, 1)
+          from c where i <= length(term.t))
+        -- (nor an acronym with a small letter, QoS: no part of one letter)
+        select case when ' ' || o || ' ' glob '* ? *' then null else nullif(o, term.t) end
+        from c order by i desc limit 1) end as camel
     from term join part on part.pos = term.pos
     group by term.pos
     order by df, term.pos
     limit 8 offset 0)  -- (not flattened: comp is used twice)
+  limit -1 offset 0)  -- (nor this: expr is used twice)
 ),
 -- Neighbouring key terms, in the query's order, neither an identifier ("mon settings" in
 -- "CephCluster mon settings": an identifier is weighed as written, by exact and ident), each
@@ -340,7 +366,7 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop) as materialized (
                 else 1 + 4 * (instr(highlight(sections_fts, 5, char(1), '') || highlight(sections_fts, 2, char(1), ''),
                                     char(1)) > 0) end
       + 8 * (instr(highlight(sections_fts, 3, char(1), ''), char(1)) > 0)
-    from sections_fts where sections_fts match key.expr and rowid = cand.id) as b,
+    from sections_fts where sections_fts match key.hexpr and rowid = cand.id) as b,
     case when key.tok then
       (select max(key.idf * (1 + (tk.token = key.t)) * (1 + 0.5 * (tk.source in ('heading', 'definition')))) / 3.0
        from tokens as tk where tk.norm = key.n and tk.section_id = cand.id) end as ev,
@@ -356,9 +382,9 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop) as materialized (
 -- (PaymentsGatewayDown for PaymentsGatewayDown.md); how (for --explain only): exact, stem or none;
 -- held: some candidate holds the term at all (see cover).
 termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
-        wide, whole, nw, nhead, nstop, how, held) as materialized (
+        wide, whole, nw, nhead, nstop, multi, how, held) as materialized (
   select id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
-    wide, whole, nw, nhead, nstop,
+    wide, whole, nw, nhead, nstop, multi,
     case when (select explain from q) then
       case when tok then 'exact' when not (any_ or in_doc) then 'none'
            when (select instr(lower(substr(s.text, 1, 20000) || ' ' || s.path), lower(t))
@@ -368,8 +394,9 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
   from (
     select hit.id, hit.pos, key.t, key.ident, key.idf, key.total, hit.bm_n,
       -- an identifier the index holds counts only as written (PAYMENTS_DB_URL is not found in
-      -- PAYMENTS_DB_URL_RO, though FTS5 finds its words there in a row)
-      case when key.strong then hit.ev is not null
+      -- PAYMENTS_DB_URL_RO, though FTS5 finds its words there in a row), or, for a CamelCase
+      -- one, by a heading that writes its words apart ("Door Left Open" for DoorLeftOpen)
+      case when key.strong then hit.ev is not null or (key.split and coalesce(hit.b & 8, 0) > 0)
            else hit.b is not null end as any_,
       coalesce(hit.b & 2, 0) > 0 as in_file, coalesce(hit.b & 4, 0) > 0 as in_doc,
       coalesce(hit.b & 8, 0) > 0 as in_head,
@@ -377,7 +404,7 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
            else coalesce(hit.ev, 0) end as ev,
       hit.in_page, hit.ev is not null as tok, key.nparts, key.jw, key.wide,
       replace(hit.fw, ' ', '') = replace(replace(replace(lower(key.t), '-', ''), '_', ''), '.', '') as whole,
-      hit.nw, hit.nhead, hit.nstop
+      hit.nw, hit.nhead, hit.nstop, key.multi
     from hit join key on key.pos = hit.pos) as x
 ),
 -- The signals, each between 0 and 1 (shares of the query's idf unless said otherwise):
@@ -403,9 +430,10 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          of GitLab (the head column holds its parts, git-lab, after the heading), though a
 --          part most sections hold (`wide`: the product's name in argocd-repo-server) is no
 --          part the query left out. One highlight() of the heading column with every key term
---          ORed, only for a candidate whose heading holds a compound and a term; other
---          headings count the key terms their heading holds, as before (the same share when
---          each term names one word);
+--          ORed (hexpr), only for a candidate whose heading holds a compound and a term, or
+--          a term of several words (a phrase: "Door Left Open" for DoorLeftOpen names three
+--          words); other headings count the key terms their heading holds, as before (the
+--          same share when each term names one word);
 --   file   how well the file name and the query name each other: the share of the file
 --          name's words the query holds, squared (a half-named file is weak evidence), times
 --          the square root of the share of the query the file name holds (tool-sub.md beats
@@ -443,16 +471,8 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          1: "tool about print details" for "tool about" over "Print details ...").
 -- terms: for --explain, each key term's match, in the query's order.
 feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held) as materialized (
-  select th.id, max(th.bm_n),
-    -- (the shares are of the key terms some candidate holds: `held`, else of all of them)
-    0.5 * sum(th.idf * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end)
-        / coalesce(nullif(sum(th.idf * th.held), 0), max(th.total))
-      + 0.5 * (sum(th.nparts * (not th.wide) * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end)
-               / coalesce(nullif(sum(th.nparts * (not th.wide) * th.held), 0), sum(th.nparts * (not th.wide))))
-            * (sum(th.nparts * (not th.wide) * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end)
-               / coalesce(nullif(sum(th.nparts * (not th.wide) * th.held), 0), sum(th.nparts * (not th.wide)))),
-    min(sum(th.ev) / max(th.total), 1.0),
-    case when sum(th.in_head) = 0 then 0.0
+  select id, bm, cover, exact,
+    case when nin = 0 then 0.0
          else coalesce((
            select (
           with w(i, v, inside) as materialized (
@@ -463,7 +483,7 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held) a
                            - length(j.value) + length(replace(j.value, char(2), ''))) over (
                          order by cast(j.key as integer) rows between unbounded preceding and 1 preceding), 0) > 0
             from (select highlight(sections_fts, 3, char(1), char(2)) as h from sections_fts
-                  where sections_fts match (select group_concat('(' || expr || ')', ' OR ') from key) and rowid = s.id) as hl,
+                  where sections_fts match (select group_concat('(' || hexpr || ')', ' OR ') from key) and rowid = s.id) as hl,
                  json_each('[' || replace(json_quote(hl.h), ' ', '","') || ']') as j
             where instr(hl.h, char(1)) > 0),
           f(grp, f) as materialized (
@@ -498,23 +518,38 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held) a
             from w where w.v <> '')
           select min(1.0, coalesce(sum(f), 0) / max(sum(not grp), 1)) from f where f is not null)
            from sections as s
-           where s.id = th.id and (s.heading glob '*[-_./]*' or s.heading_parts <> '')),
-           min(1.0, sum(th.in_head) * 1.0 / max(max(th.nhead), 1))) end,
+           where s.id = x.id and (mh or s.heading glob '*[-_./]*' or s.heading_parts <> '')), hcount) end,
+    file, ident, nexact, nident, terms, held
+  from (
+  select th.id, max(th.bm_n) as bm,
+    -- (the shares are of the key terms some candidate holds: `held`, else of all of them)
+    0.5 * sum(th.idf * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end)
+        / coalesce(nullif(sum(th.idf * th.held), 0), max(th.total))
+      + 0.5 * (sum(th.nparts * (not th.wide) * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end)
+               / coalesce(nullif(sum(th.nparts * (not th.wide) * th.held), 0), sum(th.nparts * (not th.wide))))
+            * (sum(th.nparts * (not th.wide) * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end)
+               / coalesce(nullif(sum(th.nparts * (not th.wide) * th.held), 0), sum(th.nparts * (not th.wide)))) as cover,
+    min(sum(th.ev) / max(th.total), 1.0) as exact,
+    -- (hprec's inputs, see the outer select: how many key terms the heading holds, its
+    -- share by that count, and whether one of them is a phrase of several words)
+    sum(th.in_head) as nin, min(1.0, sum(th.in_head) * 1.0 / max(max(th.nhead), 1)) as hcount,
+    max(th.multi and th.in_head) as mh,
     min(1.0, (sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) + max(th.nstop)) * 1.0 / max(th.nw))
       * min(1.0, (sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) + max(th.nstop)) * 1.0 / max(th.nw))
-      * sqrt(sum(th.idf * th.in_file) / max(th.total)),
+      * sqrt(sum(th.idf * th.in_file) / max(th.total)) as file,
     sum(case when not th.ident then 0 when th.tok or th.in_doc or th.in_page then 1.0 else 0 end)
-      / max(sum(th.ident), 1),
-    sum(th.ident and (th.tok or th.in_doc)), sum(th.ident),
+      / max(sum(th.ident), 1) as ident,
+    sum(th.ident and (th.tok or th.in_doc)) as nexact, sum(th.ident) as nident,
     -- (group_concat skips NULLs: without --explain this costs nothing)
     '[' || group_concat(case when (select explain from q) then json_object('pos', th.pos, 'term', th.t, 'idf', th.idf,
-      'identifier', json(case when th.ident then 'true' else 'false' end), 'match', th.how) end) || ']',
+      'identifier', json(case when th.ident then 'true' else 'false' end), 'match', th.how) end) || ']' as terms,
     -- (held: the positions of the key terms the section holds, then, negated, those its
     -- heading holds, ",1,3,-3,", for `near`)
     ',' || group_concat(case when th.any_ then th.pos end, ',') || ','
-      || coalesce(group_concat(case when th.in_head then '-' || th.pos end, ',') || ',', '')
+      || coalesce(group_concat(case when th.in_head then '-' || th.pos end, ',') || ',', '') as held
   from termhit as th
   group by th.id
+  limit -1 offset 0) as x  -- (not flattened: the aggregates would be computed once per use)
 ),
 signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms, held) as materialized (
   select f.id, f.bm, f.cover, f.exact, f.hprec, min(f.file, 1.0),

@@ -331,6 +331,20 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "glaze mixing",
         ("kiln/b.md", "Glaze"),
     ),
+    # A CamelCase word of the question finds a heading that writes its words apart (the build
+    # splits a heading's CamelCase words for the other direction): DoorLeftOpen names all of
+    # "Door Left Open", which beats "Alarms", the one heading the question's other word names.
+    "camelcase-query-word": (
+        {
+            **{f"notes/n{i}.md": f"# Note {i}\n\n## Clay\n\nClay for bench {i} is wedged by hand.\n" for i in range(6)},
+            "kiln/alarms.md": (
+                "# Kiln alarms\n\n## Alarms\n\nEach alarm beeps on the panel until it is cleared.\n\n"
+                "## Door Left Open\n\nShut the door, wait a minute, then clear the alarm on the panel before "
+                "the next firing starts.\n"),
+        },
+        "DoorLeftOpen alarm",
+        ("kiln/alarms.md", "Door Left Open"),
+    ),
     # A kebab flag of four common words matches only as written: it is as rare as that token
     # (one section), not as the commonest of its words, so its one long section beats a dozen
     # short "Feature flags" sections that hold the question's other two words.
