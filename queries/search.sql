@@ -47,20 +47,22 @@ raw(pos, v) as (
 -- stop word; tok: some section holds it as an exact token (else the per-candidate token lookups
 -- below are skipped); allstop: every term is a stop word; prv, nxt: the lower-case terms
 -- written just before and after it (NULL when there is none), for compounds.
-term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt) as materialized (
+term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt, asksym) as materialized (
   select pos, t, n, strong,
     strong or t glob '*[a-z][A-Z]*' or t glob '*[A-Za-z0-9]_[A-Za-z0-9]*' or t glob '--[A-Za-z]*'
       or t glob '*[A-Za-z].[A-Za-z]*' or (t glob '*[A-Za-z]*' and t glob '*[0-9]*' and length(t) >= 4),
     stop, strong or exists (select 1 from tokens as tk where tk.norm = n), min(stop) over (),
     case when lag(pos) over (order by pos) = pos - 1 then lag(n) over (order by pos) end,
-    case when lead(pos) over (order by pos) = pos + 1 then lead(n) over (order by pos) end
+    case when lead(pos) over (order by pos) = pos + 1 then lead(n) over (order by pos) end,
+    max(sym) over ()
   from (
     select pos, t, n,
       -- (token_df says it for a token of two sections or more; else its rows are few)
       coalesce((select strong from token_df where norm = n),
                exists (select 1 from tokens as tk where tk.norm = n and tk.kind not in ('name', 'code')))
         or (n glob '*?-?*-?*' and exists (select 1 from tokens as tk where tk.norm = n)) as strong,
-      n in (select word from mdfts_stopwords) as stop
+      n in (select word from mdfts_stopwords) as stop,
+      n in (select cue from mdfts_roles where cue like 'symptom%') as sym
     from (
       select min(pos) as pos, max(t) as t, lower(t) as n
       from (select pos, rtrim(ltrim(v, '"''`([{<'), '"''`)]}>.,:;!?') as t from raw)
@@ -82,13 +84,14 @@ term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt) as materialized (
 -- section keeps the longest prefix's weight, as does a word none of whose candidates agrees
 -- with the count (it matches nothing, or too little to be told apart: at the weight of the
 -- rarest word it would shrink every candidate's share of the query alike).
-part(pos, w, df, idf, wide) as materialized (
+part(pos, w, df, idf, wide, t, n, strong, ident, tok, prv, nxt, asksym) as materialized (
   select pos, w,
     case when ok or cnt <> 1 then coalesce(json_extract(d, '$[0]'), 1) else 1 end,
     case when ok or cnt <> 1 then coalesce(json_extract(d, '$[1]'), 8.0) else 8.0 end,
-    case when ok or cnt <> 1 then coalesce(json_extract(d, '$[2]'), 0) else 0 end
+    case when ok or cnt <> 1 then coalesce(json_extract(d, '$[2]'), 0) else 0 end,
+    t, n, strong, ident, tok, prv, nxt, asksym
   from (
-  select pos, w, cnt, d, coalesce(json_extract(d, '$[3]'), 0) as ok
+  select pos, w, cnt, d, coalesce(json_extract(d, '$[3]'), 0) as ok, t, n, strong, ident, tok, prv, nxt, asksym
   from (
     select pos, w, cnt, (
         -- (candidates: v 0 the prefix, 1 with an e, 2 with its final y as i; ok: its df agrees
@@ -112,12 +115,14 @@ part(pos, w, df, idf, wide) as materialized (
         join term_df as d on d.term = c0.stem
         where d.df = cnt or (cnt >= 50 and d.df >= 50) or (not c0.short and (c0.v = 0 or (c0.v = 2 and c0.k = 0))))
         order by ok desc, k, v = 1, v = 0
-        limit 1) as d
+        limit 1) as d, t, n, strong, ident, tok, prv, nxt, asksym
     from (
       select term.pos, lower(p.value) as w,
         (select count(*) from (select 1 from sections_fts
                                where sections_fts match '"' || replace(lower(p.value), '"', '""') || '"'
-                               limit 50)) as cnt
+                               limit 50)) as cnt,
+        -- (the term's own columns ride along: key names part alone, see Layout above)
+        term.t, term.n, term.strong, term.ident, term.tok, term.prv, term.nxt, term.asksym
       from term, json_each('["' || replace(replace(replace(replace(replace(replace(replace(replace(
           replace(replace(replace(replace(json_quote(term.t), '"', ''), '\', ''),
           ',', '","'), '-', '","'), '_', '","'), '.', '","'), '/', '","'), ':', '","'), '@', '","'),
@@ -143,51 +148,51 @@ part(pos, w, df, idf, wide) as materialized (
 -- picks candidates and feeds bm25, only when no section holds the term as an exact token (else
 -- "OpenShift" would add every "open" to bm25); multi: the term is a phrase of several words
 -- (a kebab or CamelCase term, see hprec); split: a CamelCase term with such a phrase.
-key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide, multi, split) as materialized (
+key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide, multi, split, asksym) as materialized (
   select pos, t, n, strong, ident, df, idf,
     expr || case when tok then '' else coalesce(' OR "' || replace(camel, '"', '""') || '"', '') end,
     expr || coalesce(' OR "' || replace(camel, '"', '""') || '"', ''),
     sum(idf) over (), nparts,
     1.0 / (1 + coalesce(length(comp) - length(replace(comp, ' ', '')) + 1, 0)), tok,
-    wide and not min(wide) over (), nparts > 1 or camel is not null, camel is not null
+    wide and not min(wide) over (), nparts > 1 or camel is not null, camel is not null, asksym
   from (
   select *, '"' || replace(t, '"', '""') || '"' || syn || coalesce(' OR "' || replace(comp, ' ', '" OR "') || '"', '') as expr
   from (
-    select term.pos, term.t, term.n, term.strong, term.ident, term.tok,
+    select part.pos, part.t, part.n, part.strong, part.ident, part.tok, part.asksym,
       -- (an identifier the index holds matches only as written: it is as rare as that token)
-      case when term.strong then min(min(part.df), coalesce((select df from token_df where norm = term.n), 1))
+      case when part.strong then min(min(part.df), coalesce((select df from token_df where norm = part.n), 1))
            else min(part.df) end as df,
-      case when term.strong then max(max(part.idf), coalesce((select idf from token_df where norm = term.n), 8.0))
+      case when part.strong then max(max(part.idf), coalesce((select idf from token_df where norm = part.n), 8.0))
            else max(part.idf) end as idf,
       count(*) as nparts, min(part.wide) as wide,
       coalesce((
         select group_concat(' OR "' || s2.word || '"', '')
         from mdfts_synonyms as s1 join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
-        where s1.word in (term.n, rtrim(term.n, 's'), term.n || 's')), '') as syn,
+        where s1.word in (part.n, rtrim(part.n, 's'), part.n || 's')), '') as syn,
       -- (the compounds, space-separated: letters and digits only)
       (select group_concat(j.w, ' ')
-       from (select term.prv || term.n as w union all select term.n || term.nxt) as j
+       from (select part.prv || part.n as w union all select part.n || part.nxt) as j
        where j.w not glob '*[^a-z0-9]*' and exists (select 1 from term_df as d where d.term = j.w)) as comp,
       -- (a CamelCase term as the words it is made of, "Out Of Sync" for OutOfSync, split where
       -- the build splits a heading's (mdfts.words): so it finds a heading that writes them
       -- apart, as "out of sync" finds a heading OutOfSync; NULL when it does not split)
-      case when term.t glob '*[a-z0-9][A-Z]*' or term.t glob '*[A-Z][A-Z][a-z]*' then (
+      case when part.t glob '*[a-z0-9][A-Z]*' or part.t glob '*[A-Z][A-Z][a-z]*' then (
         with recursive c(i, o) as (
           select 1, ''
           union all
-          select i + 1, o || case when i > 1 and substr(term.t, i, 1) glob '[A-Z]'
-                                       and (substr(term.t, i - 1, 1) glob '[a-z0-9]'
-                                            or (substr(term.t, i - 1, 1) glob '[A-Z]' and substr(term.t, i + 1, 1) glob '[a-z]'
+          select i + 1, o || case when i > 1 and substr(part.t, i, 1) glob '[A-Z]'
+                                       and (substr(part.t, i - 1, 1) glob '[a-z0-9]'
+                                            or (substr(part.t, i - 1, 1) glob '[A-Z]' and substr(part.t, i + 1, 1) glob '[a-z]'
                                                 -- (a plural acronym, OSDs, is one word)
-                                                and substr(term.t, i + 1) <> 's'))
-                                  then ' ' else '' end || substr(term.t, i, 1)
-          from c where i <= length(term.t))
+                                                and substr(part.t, i + 1) <> 's'))
+                                  then ' ' else '' end || substr(part.t, i, 1)
+          from c where i <= length(part.t))
         -- (nor an acronym with a small letter, QoS: no part of one letter)
-        select case when ' ' || o || ' ' glob '* ? *' then null else nullif(o, term.t) end
+        select case when ' ' || o || ' ' glob '* ? *' then null else nullif(o, part.t) end
         from c order by i desc limit 1) end as camel
-    from term join part on part.pos = term.pos
-    group by term.pos
-    order by df, term.pos
+    from part
+    group by part.pos
+    order by df, part.pos
     limit 8 offset 0)  -- (not flattened: comp is used twice)
   limit -1 offset 0)  -- (nor this: expr is used twice)
 ),
@@ -220,7 +225,7 @@ pair(a, b, expr, syn) as materialized (
 -- query over a large index never scores half of it for a word like "service"; the cheapest
 -- term always gets in. Common words still count as evidence below; they just do not pick
 -- candidates.
-m(expr, all_, budget, cap, describes) as materialized (
+m(expr, all_, budget, cap, describes, kpos) as materialized (
   select coalesce(group_concat(k.expr, ' OR '), '""'),
     -- (the AND of every key term, common ones too: bm25 scores at most `cap` of its rows, and
     -- counting a term's rows for bm25's idf is cheap; none for one term: then it is the OR)
@@ -232,13 +237,16 @@ m(expr, all_, budget, cap, describes) as materialized (
     -- (the query describes something: two or more words that are not identifiers, and it does
     -- not ask for symptoms; see `answer`)
     coalesce(max(k.nplain), 0) >= 2
-      and not exists (select 1 from term where n in (select cue from mdfts_roles where cue like 'symptom%'))
+      and not coalesce(max(k.asksym), 0),
+    -- (every key term's position, for the snippet: carried on from base, so the final select
+    -- names neither key nor m)
+    max(k.kpos)
   from (
     select expr, df, sum(df) over (order by df, pos rows unbounded preceding) as cum,
       row_number() over (order by df, pos) as nth, count(*) over () as nkey,
       group_concat('(' || expr || ')', ' AND ') over (
         order by df, pos rows between unbounded preceding and unbounded following) as all_,
-      sum(not ident) over () as nplain
+      sum(not ident) over () as nplain, json_group_array(pos) over () as kpos, asksym
     from key) as k,
     (select 2000 as budget) as b
   where nth = 1 or cum <= b.budget
@@ -351,14 +359,14 @@ cand(id, document_id, bm_n, fw, nw, nhead, nstop) as materialized (
 -- ev: the term's exact-token evidence in the candidate (NULL when it holds no such token);
 -- in_page: a section of the candidate's document holds it as an exact token (both by primary
 -- key lookups: the cost does not grow with how many sections hold the token).
-hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop) as materialized (
+hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx) as materialized (
   select id, pos, b, ev,
     -- (a section that holds the token is a section of its page that does)
     case when ev is not null then 1
          when tok then exists (select 1 from sections as o cross join tokens as tk on tk.norm = n and tk.section_id = o.id
                                where o.document_id = x.document_id)
          else 0 end,
-    bm_n, fw, nw, nhead, nstop
+    bm_n, fw, nw, nhead, nstop, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx
   from (
   select cand.id, key.pos, key.n, key.tok, cand.document_id, (
     -- (the file name is part of the document: marked once, and then path and title need no look)
@@ -370,8 +378,10 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop) as materialized (
     case when key.tok then
       (select max(key.idf * (1 + (tk.token = key.t)) * (1 + 0.5 * (tk.source in ('heading', 'definition')))) / 3.0
        from tokens as tk where tk.norm = key.n and tk.section_id = cand.id) end as ev,
-    cand.bm_n, cand.fw, cand.nw, cand.nhead, cand.nstop
-  from cand, key
+    cand.bm_n, cand.fw, cand.nw, cand.nhead, cand.nstop, key.t, key.ident, key.idf, key.total, key.strong,
+    key.split, key.nparts, key.jw, key.wide, key.multi, key.hx
+  -- (key's columns ride along, so termhit and feature name hit alone: see Layout above)
+  from cand, (select *, group_concat('(' || hexpr || ')', ' OR ') over () as hx from key) as key
   limit -1 offset 0) as x
 ),
 -- Per candidate and key term: found anywhere, in the file name, in the document, in the
@@ -382,7 +392,7 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop) as materialized (
 -- (PaymentsGatewayDown for PaymentsGatewayDown.md); how (for --explain only): exact, stem or none;
 -- held: some candidate holds the term at all (see cover).
 termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
-        wide, whole, nw, nhead, nstop, multi, how, held) as materialized (
+        wide, whole, nw, nhead, nstop, multi, how, held, hx) as materialized (
   select id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
     wide, whole, nw, nhead, nstop, multi,
     case when (select explain from q) then
@@ -390,22 +400,22 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
            when (select instr(lower(substr(s.text, 1, 20000) || ' ' || s.path), lower(t))
                  from sections as s where s.id = x.id) then 'exact'
            else 'stem' end end,
-    max(any_ or in_doc or in_page) over (partition by pos)
+    max(any_ or in_doc or in_page) over (partition by pos), hx
   from (
-    select hit.id, hit.pos, key.t, key.ident, key.idf, key.total, hit.bm_n,
+    select hit.id, hit.pos, hit.t, hit.ident, hit.idf, hit.total, hit.bm_n, hit.hx,
       -- an identifier the index holds counts only as written (PAYMENTS_DB_URL is not found in
       -- PAYMENTS_DB_URL_RO, though FTS5 finds its words there in a row), or, for a CamelCase
       -- one, by a heading that writes its words apart ("Door Left Open" for DoorLeftOpen)
-      case when key.strong then hit.ev is not null or (key.split and coalesce(hit.b & 8, 0) > 0)
+      case when hit.strong then hit.ev is not null or (hit.split and coalesce(hit.b & 8, 0) > 0)
            else hit.b is not null end as any_,
       coalesce(hit.b & 2, 0) > 0 as in_file, coalesce(hit.b & 4, 0) > 0 as in_doc,
       coalesce(hit.b & 8, 0) > 0 as in_head,
       case when coalesce(hit.b & 4, 0) > 0 then 0
            else coalesce(hit.ev, 0) end as ev,
-      hit.in_page, hit.ev is not null as tok, key.nparts, key.jw, key.wide,
-      replace(hit.fw, ' ', '') = replace(replace(replace(lower(key.t), '-', ''), '_', ''), '.', '') as whole,
-      hit.nw, hit.nhead, hit.nstop, key.multi
-    from hit join key on key.pos = hit.pos) as x
+      hit.in_page, hit.ev is not null as tok, hit.nparts, hit.jw, hit.wide,
+      replace(hit.fw, ' ', '') = replace(replace(replace(lower(hit.t), '-', ''), '_', ''), '.', '') as whole,
+      hit.nw, hit.nhead, hit.nstop, hit.multi
+    from hit) as x
 ),
 -- The signals, each between 0 and 1 (shares of the query's idf unless said otherwise):
 --   bm     bm25 over the whole query, relative to the best candidate;
@@ -483,7 +493,7 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held) a
                            - length(j.value) + length(replace(j.value, char(2), ''))) over (
                          order by cast(j.key as integer) rows between unbounded preceding and 1 preceding), 0) > 0
             from (select highlight(sections_fts, 3, char(1), char(2)) as h from sections_fts
-                  where sections_fts match (select group_concat('(' || hexpr || ')', ' OR ') from key) and rowid = s.id) as hl,
+                  where sections_fts match x.hx and rowid = s.id) as hl,
                  json_each('[' || replace(json_quote(hl.h), ' ', '","') || ']') as j
             where instr(hl.h, char(1)) > 0),
           f(grp, f) as materialized (
@@ -521,7 +531,7 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held) a
            where s.id = x.id and (mh or s.heading glob '*[-_./]*' or s.heading_parts <> '')), hcount) end,
     file, ident, nexact, nident, terms, held
   from (
-  select th.id, max(th.bm_n) as bm,
+  select th.id, max(th.bm_n) as bm, max(th.hx) as hx,
     -- (the shares are of the key terms some candidate holds: `held`, else of all of them)
     0.5 * sum(th.idf * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end)
         / coalesce(nullif(sum(th.idf * th.held), 0), max(th.total))
@@ -586,16 +596,16 @@ weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near) 
 -- or more words that are not identifiers) and does not ask for symptoms; ans: a Solution,
 -- Resolution, Workaround, Mitigation or Fix heading (mdfts_roles, cue 'fix').
 base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms,
-     document_id, parent_id, sym, ans, held) as materialized (
+     document_id, parent_id, sym, ans, held, kpos) as materialized (
   select g.id, w.bm * g.bm + w.cover * g.cover + w.exact * g.exact
                + w.hprec * g.hprec + w.file * g.file + w.phrase * g.phrase + w.role * g.role
                + w.empty * g.empty + w.ident * g.ident,
     g.bm, g.cover, g.exact, g.hprec, g.file, g.phrase, g.role, g.empty, g.ident, g.nexact, g.nident, g.terms,
     s.document_id, s.parent_id,
     lower(trim(s.heading)) in (select cue from mdfts_roles where cue like 'symptom%')
-      and (select describes from m),
-    lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'fix'), g.held
-  from signal as g join sections as s on s.id = g.id, weight as w
+      and mm.describes,
+    lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'fix'), g.held, mm.kpos
+  from signal as g join sections as s on s.id = g.id, weight as w, m as mm
 ),
 -- near (see the signals), for the five best candidates by the score so far (near reorders the
 -- top of the list; it does not bring rows in from below): one FTS5 lookup (a rowid seek, with
@@ -639,9 +649,9 @@ close as materialized (
 -- answer: a Solution (Resolution, Workaround, ...) beside a Symptoms section under the same
 -- heading takes the Symptoms' score and a hair more (in score points, not 0-1): a query that
 -- describes a problem matches where the page restates it, but it asks for the fix.
-ranked(id, score, bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, nexact, nident, terms) as (
+ranked(id, score, bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, nexact, nident, terms, kpos) as (
   select b.id, round(b.score1 + w.answer * b.answer, 6),
-    b.bm, b.cover, b.exact, b.hprec, b.file, b.phrase, b.role, b.empty, b.ident, b.answer, b.near, b.nexact, b.nident, b.terms
+    b.bm, b.cover, b.exact, b.hprec, b.file, b.phrase, b.role, b.empty, b.ident, b.answer, b.near, b.nexact, b.nident, b.terms, b.kpos
   from (select b.*, case when b.ans then max(0, coalesce(max(case when b.sym then b.score1 end)
                            over (partition by b.document_id, b.parent_id), 0) + 0.001 - b.score1)
                     else 0 end as answer
@@ -681,7 +691,7 @@ select
                        from (select substr(s.text, 1, 20000) as w))
                  limit -1 offset 0) as t,
                 (select substr(w, 1, max(3, min(length(w), length(w) - 2))) as w from part
-                 where length(w) >= 3 and pos in (select pos from key)) as k)
+                 where length(w) >= 3 and pos in (select value from json_each(r.kpos))) as k)
          order by at = 0, at limit 1)) as snippet,
   s.body,
   (r.nident = 0 or r.nexact > 0) as exact,
