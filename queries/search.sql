@@ -21,7 +21,11 @@
 -- Layout: the steps form a chain, each naming the step before it once and otherwise only small
 -- ones (q, term, key, m): SQLite copies a common table expression's tree into every place that
 -- names it, copies included, so each extra name of a big step multiplies the time to compile
--- this (a step naming cand, termhit or base twice took it from ~30 ms to ~450 ms). Likewise
+-- this (a step naming cand, termhit or base twice took it from ~30 ms to ~450 ms). Even key
+-- (part and term inside it) costs ~1 ms per name: what a later step needs of key or term
+-- rides along on the rows it already reads (part carries term's columns, hit key's, base the
+-- query's describes and key positions). A materialized step named inside a subquery of
+-- another (`(select ... from key) as k`) may be computed a second time: name it directly. Likewise
 -- a derived column used twice is computed twice once SQLite flattens its subquery: `limit -1
 -- offset 0` keeps such a subquery whole. And an AND or OR that is a value (not a WHERE
 -- condition) computes both sides, whatever the first one says: a costly test goes behind a CASE
@@ -148,13 +152,21 @@ part(pos, w, df, idf, wide, t, n, strong, ident, tok, prv, nxt, asksym) as mater
 -- picks candidates and feeds bm25, only when no section holds the term as an exact token (else
 -- "OpenShift" would add every "open" to bm25); multi: the term is a phrase of several words
 -- (a kebab or CamelCase term, see hprec); split: a CamelCase term with such a phrase.
-key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide, multi, split, asksym) as materialized (
+key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide, multi, split, asksym,
+    describes, kpos, hx, cut) as materialized (
   select pos, t, n, strong, ident, df, idf,
     expr || case when tok then '' else coalesce(' OR "' || replace(camel, '"', '""') || '"', '') end,
     expr || coalesce(' OR "' || replace(camel, '"', '""') || '"', ''),
     sum(idf) over (), nparts,
     1.0 / (1 + coalesce(length(comp) - length(replace(comp, ' ', '')) + 1, 0)), tok,
-    wide and not min(wide) over (), nparts > 1 or camel is not null, camel is not null, asksym
+    wide and not min(wide) over (), nparts > 1 or camel is not null, camel is not null, asksym,
+    -- (the query describes something: two or more words that are not identifiers, and it does
+    -- not ask for symptoms, see `answer`; kpos: every key term's position, for the snippet;
+    -- these two ride along on every candidate's rows to base and ranked: see Layout above)
+    sum(not ident) over () >= 2 and not asksym, json_group_array(pos) over (),
+    -- (hx: every key term's hexpr ORed, for hprec; cut: see exact_t)
+    group_concat('(' || expr || coalesce(' OR "' || replace(camel, '"', '""') || '"', '') || ')', ' OR ') over (),
+    (select t2.section_id from tokens as t2 where t2.norm = n order by t2.section_id limit 1 offset 500)
   from (
   select *, '"' || replace(t, '"', '""') || '"' || syn || coalesce(' OR "' || replace(comp, ' ', '" OR "') || '"', '') as expr
   from (
@@ -225,7 +237,7 @@ pair(a, b, expr, syn) as materialized (
 -- query over a large index never scores half of it for a word like "service"; the cheapest
 -- term always gets in. Common words still count as evidence below; they just do not pick
 -- candidates.
-m(expr, all_, budget, cap, describes, kpos) as materialized (
+m(expr, all_, budget, cap) as materialized (
   select coalesce(group_concat(k.expr, ' OR '), '""'),
     -- (the AND of every key term, common ones too: bm25 scores at most `cap` of its rows, and
     -- counting a term's rows for bm25's idf is cheap; none for one term: then it is the OR)
@@ -233,20 +245,12 @@ m(expr, all_, budget, cap, describes, kpos) as materialized (
     max(b.budget),
     -- (the rows bm25 may score below: the budget when even the cheapest term is over it, else
     -- four times it, as synonyms and compounds match rows their term's df does not count)
-    case when min(k.df) > max(b.budget) then max(b.budget) else 4 * max(b.budget) end,
-    -- (the query describes something: two or more words that are not identifiers, and it does
-    -- not ask for symptoms; see `answer`)
-    coalesce(max(k.nplain), 0) >= 2
-      and not coalesce(max(k.asksym), 0),
-    -- (every key term's position, for the snippet: carried on from base, so the final select
-    -- names neither key nor m)
-    max(k.kpos)
+    case when min(k.df) > max(b.budget) then max(b.budget) else 4 * max(b.budget) end
   from (
     select expr, df, sum(df) over (order by df, pos rows unbounded preceding) as cum,
       row_number() over (order by df, pos) as nth, count(*) over () as nkey,
       group_concat('(' || expr || ')', ' AND ') over (
-        order by df, pos rows between unbounded preceding and unbounded following) as all_,
-      sum(not ident) over () as nplain, json_group_array(pos) over () as kpos, asksym
+        order by df, pos rows between unbounded preceding and unbounded following) as all_
     from key) as k,
     (select 2000 as budget) as b
   where nth = 1 or cum <= b.budget
@@ -260,9 +264,9 @@ m(expr, all_, budget, cap, describes, kpos) as materialized (
 exact_t(id, pos, ev) as materialized (
   select tk.section_id, key.pos,
     max(key.idf * (1 + (tk.token = key.t)) * (1 + 0.5 * (tk.source in ('heading', 'definition')))) / 3.0
-  from (select pos, t, n, idf, (select t2.section_id from tokens as t2 where t2.norm = key.n
-                                 order by t2.section_id limit 1 offset 500) as cut
-        from key limit 8) as key
+  -- (key named alone, not in a subquery: SQLite then reuses its materialized rows instead of
+  -- computing key again)
+  from key
   join tokens as tk on tk.norm = key.n and tk.section_id <= coalesce(key.cut, tk.section_id)
   group by tk.section_id, key.pos
 ),
@@ -359,14 +363,15 @@ cand(id, document_id, bm_n, fw, nw, nhead, nstop) as materialized (
 -- ev: the term's exact-token evidence in the candidate (NULL when it holds no such token);
 -- in_page: a section of the candidate's document holds it as an exact token (both by primary
 -- key lookups: the cost does not grow with how many sections hold the token).
-hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx) as materialized (
+hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx,
+    describes, kpos) as materialized (
   select id, pos, b, ev,
     -- (a section that holds the token is a section of its page that does)
     case when ev is not null then 1
          when tok then exists (select 1 from sections as o cross join tokens as tk on tk.norm = n and tk.section_id = o.id
                                where o.document_id = x.document_id)
          else 0 end,
-    bm_n, fw, nw, nhead, nstop, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx
+    bm_n, fw, nw, nhead, nstop, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx, describes, kpos
   from (
   select cand.id, key.pos, key.n, key.tok, cand.document_id, (
     -- (the file name is part of the document: marked once, and then path and title need no look)
@@ -379,9 +384,10 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, t, ident, idf, total, s
       (select max(key.idf * (1 + (tk.token = key.t)) * (1 + 0.5 * (tk.source in ('heading', 'definition')))) / 3.0
        from tokens as tk where tk.norm = key.n and tk.section_id = cand.id) end as ev,
     cand.bm_n, cand.fw, cand.nw, cand.nhead, cand.nstop, key.t, key.ident, key.idf, key.total, key.strong,
-    key.split, key.nparts, key.jw, key.wide, key.multi, key.hx
+    key.split, key.nparts, key.jw, key.wide, key.multi,
+    key.hx, key.describes, key.kpos
   -- (key's columns ride along, so termhit and feature name hit alone: see Layout above)
-  from cand, (select *, group_concat('(' || hexpr || ')', ' OR ') over () as hx from key) as key
+  from cand, key
   limit -1 offset 0) as x
 ),
 -- Per candidate and key term: found anywhere, in the file name, in the document, in the
@@ -392,7 +398,7 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, t, ident, idf, total, s
 -- (PaymentsGatewayDown for PaymentsGatewayDown.md); how (for --explain only): exact, stem or none;
 -- held: some candidate holds the term at all (see cover).
 termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
-        wide, whole, nw, nhead, nstop, multi, how, held, hx) as materialized (
+        wide, whole, nw, nhead, nstop, multi, how, held, hx, describes, kpos) as materialized (
   select id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
     wide, whole, nw, nhead, nstop, multi,
     case when (select explain from q) then
@@ -400,9 +406,10 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
            when (select instr(lower(substr(s.text, 1, 20000) || ' ' || s.path), lower(t))
                  from sections as s where s.id = x.id) then 'exact'
            else 'stem' end end,
-    max(any_ or in_doc or in_page) over (partition by pos), hx
+    max(any_ or in_doc or in_page) over (partition by pos), hx, describes, kpos
   from (
     select hit.id, hit.pos, hit.t, hit.ident, hit.idf, hit.total, hit.bm_n, hit.hx,
+      hit.describes, hit.kpos,
       -- an identifier the index holds counts only as written (PAYMENTS_DB_URL is not found in
       -- PAYMENTS_DB_URL_RO, though FTS5 finds its words there in a row), or, for a CamelCase
       -- one, by a heading that writes its words apart ("Door Left Open" for DoorLeftOpen)
@@ -480,7 +487,7 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          "Pack shelves ...") is no pair, unless the query names the whole heading (`hprec`
 --          1: "tool about print details" for "tool about" over "Print details ...").
 -- terms: for --explain, each key term's match, in the query's order.
-feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held) as materialized (
+feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, describes, kpos) as materialized (
   select id, bm, cover, exact,
     case when nin = 0 then 0.0
          else coalesce((
@@ -529,9 +536,10 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held) a
           select min(1.0, coalesce(sum(f), 0) / max(sum(not grp), 1)) from f where f is not null)
            from sections as s
            where s.id = x.id and (mh or s.heading glob '*[-_./]*' or s.heading_parts <> '')), hcount) end,
-    file, ident, nexact, nident, terms, held
+    file, ident, nexact, nident, terms, held, describes, kpos
   from (
   select th.id, max(th.bm_n) as bm, max(th.hx) as hx,
+    max(th.describes) as describes, max(th.kpos) as kpos,
     -- (the shares are of the key terms some candidate holds: `held`, else of all of them)
     0.5 * sum(th.idf * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end)
         / coalesce(nullif(sum(th.idf * th.held), 0), max(th.total))
@@ -561,7 +569,8 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held) a
   group by th.id
   limit -1 offset 0) as x  -- (not flattened: the aggregates would be computed once per use)
 ),
-signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms, held) as materialized (
+signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms, held,
+       describes, kpos) as materialized (
   select f.id, f.bm, f.cover, f.exact, f.hprec, min(f.file, 1.0),
     -- (phrase: a substring test over the section's first 20,000 characters, case folded; a
     -- phrase lookup in FTS5 would walk the doclists of the query's stop words)
@@ -584,7 +593,7 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
                  else 0 end
      from (select id, level, next_id, length(trim(substr(b, instr(b || char(10), char(10))), ' =-' || char(9) || char(10))) as n
            from (select id, level, next_id, trim(body) as b from sections where id = f.id)) as s),
-    f.ident, f.nexact, f.nident, f.terms, coalesce(f.held, '')
+    f.ident, f.nexact, f.nident, f.terms, coalesce(f.held, ''), f.describes, f.kpos
   from feature as f
 ),
 -- (A section's children follow it at once: it has some when the next section's parent is it.)
@@ -603,9 +612,9 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
     g.bm, g.cover, g.exact, g.hprec, g.file, g.phrase, g.role, g.empty, g.ident, g.nexact, g.nident, g.terms,
     s.document_id, s.parent_id,
     lower(trim(s.heading)) in (select cue from mdfts_roles where cue like 'symptom%')
-      and mm.describes,
-    lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'fix'), g.held, mm.kpos
-  from signal as g join sections as s on s.id = g.id, weight as w, m as mm
+      and g.describes,
+    lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'fix'), g.held, g.kpos
+  from signal as g join sections as s on s.id = g.id, weight as w
 ),
 -- near (see the signals), for the five best candidates by the score so far (near reorders the
 -- top of the list; it does not bring rows in from below): one FTS5 lookup (a rowid seek, with
