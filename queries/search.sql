@@ -237,6 +237,7 @@ pair(a, b, expr, syn) as materialized (
 -- query over a large index never scores half of it for a word like "service"; the cheapest
 -- term always gets in. Common words still count as evidence below; they just do not pick
 -- candidates.
+budget(n) as (select 2000),
 m(expr, all_, budget, cap) as materialized (
   select coalesce(group_concat(k.expr, ' OR '), '""'),
     -- (the AND of every key term, common ones too: bm25 scores at most `cap` of its rows, and
@@ -252,8 +253,17 @@ m(expr, all_, budget, cap) as materialized (
       group_concat('(' || expr || ')', ' AND ') over (
         order by df, pos rows between unbounded preceding and unbounded following) as all_
     from key) as k,
-    (select 2000 as budget) as b
+    (select n as budget from budget) as b
   where nth = 1 or cum <= b.budget
+),
+-- m's cap, worked out from part (the least df of any key term: key holds the rarest, and a
+-- term's df is as in key) for fts and fts_all, so they name m once each: m holds key's tree,
+-- and each name of it cost ~1 ms to compile.
+mcap(cap) as materialized (
+  select case when count(*) = 0 then null when min(df) > max(b.n) then max(b.n) else 4 * max(b.n) end
+  from (select case when strong then min(min(df), coalesce((select d.df from token_df as d where d.norm = n), 1))
+                    else min(df) end as df
+        from part group by pos) as k, budget as b
 ),
 -- Sections that hold a query term as an exact token, per term; a case-exact match counts
 -- double, and a section that defines the token (in a heading, the first column of a table, or
@@ -288,7 +298,7 @@ fts(id, bm, x) as materialized (
       rowid in (select id from xcand) as x
     from sections_fts
     where sections_fts match (select expr from m)
-    limit coalesce((select cap from m), 0))
+    limit coalesce((select cap from mcap), 0))
   order by x desc, bm
   limit 35
 ),
@@ -300,7 +310,7 @@ fts_all(id, bm) as materialized (
     select rowid as id, bm25(sections_fts, 1.0, 3.0, 2.0, 4.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5) as bm
     from sections_fts
     where sections_fts match (select all_ from m)
-    limit coalesce((select cap from m), 0))
+    limit coalesce((select cap from mcap), 0))
   order by 2
   limit 15
 ),
