@@ -424,15 +424,19 @@ def test_explain_marks_stems(tmp_path: Path) -> None:
                                      "identifier": False, "match": "stem"}]
 
 
+def query_idfs(tmp_path: Path, files: dict[str, str], query: str) -> dict[str, float]:
+    """Each query term's idf as search.sql weighs it (its explain), over a build of `files`."""
+    (hit,) = mdfts.search(build_case(tmp_path, files), query, limit=1, explain=True)
+    assert hit.explain is not None
+    return {t["term"]: t["idf"] for t in hit.explain["terms"]}
+
+
 def test_a_short_plural_gets_its_stems_weight(tmp_path: Path) -> None:
     """Porter drops the s of a three-letter word (ops → op): its df is the stem's, so a word in
     most sections is not weighed as one in none (the rarest term of the query)."""
     files = {f"team{i}.md": f"# Team {i}\n\nThe ops rota of team {i}; ops notes go in the log.\n" for i in range(5)}
     files["wash.md"] = "# Kiln wash\n\nA glaze drip lifts off a washed shelf.\n\n## Drips\n\nGrind a drip flat.\n"
-    db = build_case(tmp_path, files)
-    (hit,) = mdfts.search(db, "ops drip", limit=1, explain=True)
-    assert hit.explain is not None
-    idf = {t["term"]: t["idf"] for t in hit.explain["terms"]}
+    idf = query_idfs(tmp_path, files, "ops drip")
     assert idf["ops"] < idf["drip"]
 
 
@@ -443,10 +447,7 @@ def test_a_words_df_is_its_own_stems(tmp_path: Path) -> None:
     a common word weighed as the rarest, a rare one as a common one."""
     files = {f"shelf{i}.md": f"# Shelf {i}\n\nLet the pots dry on shelf {i} overnight.\n" for i in range(5)}
     files["wash.md"] = "# Kiln wash\n\nThe potter lifts a glaze drip off the washed shelf.\n"
-    db = build_case(tmp_path, files)
-    (hit,) = mdfts.search(db, "pots dry potter", limit=1, explain=True)
-    assert hit.explain is not None
-    idf = {t["term"]: t["idf"] for t in hit.explain["terms"]}
+    idf = query_idfs(tmp_path, files, "pots dry potter")
     assert idf["dry"] == idf["pots"] < idf["potter"]
 
 
