@@ -13,12 +13,20 @@ import re
 _WORD = re.compile(r"[^\W_]+")
 # Where a CamelCase word breaks: before an upper-case letter that follows a lower-case letter
 # or a digit (paymentsGateway), and before the last capital of a run followed by a lower-case
-# letter (HTTPServer → HTTP Server).
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+# letter (HTTPServer → HTTP Server), unless that letter is a plural's final s (OSDs, PVCs: one
+# word). queries/search.sql splits a query's CamelCase word by the same rule (key.camel).
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])(?![A-Z]s$)")
 # Extensions dropped from a file name, however many are stacked (guide.html.md → guide).
 _DOC_EXT = frozenset("md markdown mdx mdown mkd html htm txt rst".split())
 # File names that name their folder rather than themselves.
 _FOLDER_PAGES = frozenset("index readme _index".split())
+
+
+def camel_parts(word: str) -> list[str]:
+    """A word's CamelCase parts ([word] when it does not split): none of one letter, as an
+    acronym with a small letter (QoS, gRPC, mTLS) is one word, not Qo + S."""
+    parts = [p for p in _CAMEL.split(word) if p]
+    return [word] if any(len(p) == 1 for p in parts) else parts
 
 
 def file_stem(path: str) -> str:
@@ -42,7 +50,7 @@ def file_words(path: str) -> str:
     words: list[str] = []
     whole: list[str] = []
     for word in _WORD.findall(stem):
-        parts = [p for p in _CAMEL.split(word) if p]
+        parts = camel_parts(word)
         words.extend(p.lower() for p in parts)
         if len(parts) > 1:
             whole.append(word.lower())
@@ -56,7 +64,7 @@ def heading_parts(heading: str) -> str:
     it names half of it."""
     out: list[str] = []
     for word in _WORD.findall(heading):
-        parts = [p.lower() for p in _CAMEL.split(word) if p]
+        parts = camel_parts(word)
         if len(parts) > 1:
-            out.append("-".join(parts))
+            out.append("-".join(parts).lower())
     return " ".join(out)

@@ -186,8 +186,9 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
        from (select part.prv || part.n as w union all select part.n || part.nxt) as j
        where j.w not glob '*[^a-z0-9]*' and exists (select 1 from term_df as d where d.term = j.w)) as comp,
       -- (a CamelCase term as the words it is made of, "Out Of Sync" for OutOfSync, split where
-      -- the build splits a heading's (mdfts.words): so it finds a heading that writes them
-      -- apart, as "out of sync" finds a heading OutOfSync; NULL when it does not split)
+      -- the build splits a heading's and a file name's (mdfts.words.camel_parts): so it finds a
+      -- heading that writes them apart, as "out of sync" finds a heading OutOfSync; NULL when it
+      -- does not split)
       case when part.t glob '*[a-z0-9][A-Z]*' or part.t glob '*[A-Z][A-Z][a-z]*' then (
         with recursive c(i, o) as (
           select 1, ''

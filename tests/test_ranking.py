@@ -345,6 +345,19 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "DoorLeftOpen alarm",
         ("kiln/alarms.md", "Door Left Open"),
     ),
+    # A plural acronym in a file name is one word, as the query side reads it (PIDs, not PI + Ds):
+    # "kiln PIDs tuning" names all of kiln-PIDs.md, which beats kiln.md's denser Tuning section.
+    "plural-acronym-in-file-name": (
+        {
+            **{f"notes/n{i}.md": f"# Note {i}\n\n## Clay\n\nClay for bench {i} is wedged by hand.\n" for i in range(6)},
+            "kiln/kiln.md": "# Kiln\n\n## Tuning\n\nBefore the first firing, tune the kiln PIDs.\n",
+            "kiln/kiln-PIDs.md": (
+                "# Zone controllers\n\n## Tuning\n\nTune each controller: raise the gain until the zone "
+                "overshoots, then halve it.\n"),
+        },
+        "kiln PIDs tuning",
+        ("kiln/kiln-PIDs.md", "Tuning"),
+    ),
     # A kebab flag of four common words matches only as written: it is as rare as that token
     # (one section), not as the commonest of its words, so its one long section beats a dozen
     # short "Feature flags" sections that hold the question's other two words.
