@@ -41,19 +41,36 @@ select norm, count(distinct section_id) as df,
        max(kind_source / 5 not in (7, 10))  -- (kinds 7 and 10: name and code, see the view tokens)
 from token_rows group by norm having count(distinct section_id) > 1 order by norm;
 
--- Words a search ignores unless the query has nothing else.
+-- Words a search ignores unless the query has nothing else: English function words (the
+-- common English list of NLTK, which bm25s ships as STOPWORDS_EN_PLUS, with its contractions,
+-- and a few of our own: could, done, get, need, please, use, via, whats, would), so "because",
+-- "same", "own" or "against" in a question weigh nothing rather than the idf of a word the docs
+-- seldom write. Left out of that list: its single letters, and up, down, off, out, over, under,
+-- which make another verb of the one before them or name a state in ops writing ("scale down",
+-- "turn off", "the mons are up").
 create table mdfts_stopwords (word text primary key) without rowid;
 insert into mdfts_stopwords values
-  ('a'), ('about'), ('after'), ('all'), ('am'), ('an'), ('and'), ('any'), ('are'), ('as'), ('at'),
-  ('be'), ('been'), ('before'), ('being'), ('but'), ('by'), ('can'), ('could'), ('did'), ('do'),
-  ('does'), ('doing'), ('done'), ('during'), ('each'), ('for'), ('from'), ('get'), ('gets'),
-  ('had'), ('has'), ('have'), ('having'), ('he'), ('her'), ('here'), ('him'), ('his'), ('how'),
-  ('i'), ('if'), ('in'), ('into'), ('is'), ('it'), ('its'), ('just'), ('me'),
-  ('my'), ('need'), ('needs'), ('not'), ('of'), ('on'), ('or'), ('our'), ('please'), ('should'), ('so'),
-  ('some'), ('than'), ('that'), ('the'), ('their'), ('them'), ('then'), ('there'), ('these'),
-  ('they'), ('this'), ('those'), ('to'), ('use'), ('used'), ('using'), ('via'), ('was'), ('we'),
-  ('were'), ('what'), ('whats'), ('when'), ('where'), ('which'), ('while'), ('who'), ('whom'),
-  ('why'), ('will'), ('with'), ('would'), ('you'), ('your');
+  ('a'), ('about'), ('above'), ('after'), ('again'), ('against'), ('ain'), ('all'), ('am'), ('an'),
+  ('and'), ('any'), ('are'), ('aren'), ('aren''t'), ('as'), ('at'), ('be'), ('because'), ('been'),
+  ('before'), ('being'), ('below'), ('between'), ('both'), ('but'), ('by'), ('can'), ('could'),
+  ('couldn'), ('couldn''t'), ('did'), ('didn'), ('didn''t'), ('do'), ('does'), ('doesn'),
+  ('doesn''t'), ('doing'), ('don'), ('don''t'), ('done'), ('during'), ('each'), ('few'), ('for'),
+  ('from'), ('further'), ('get'), ('gets'), ('had'), ('hadn'), ('hadn''t'), ('has'), ('hasn'),
+  ('hasn''t'), ('have'), ('haven'), ('haven''t'), ('having'), ('he'), ('her'), ('here'), ('hers'),
+  ('herself'), ('him'), ('himself'), ('his'), ('how'), ('i'), ('if'), ('in'), ('into'), ('is'),
+  ('isn'), ('isn''t'), ('it'), ('it''s'), ('its'), ('itself'), ('just'), ('ll'), ('ma'), ('me'),
+  ('mightn'), ('mightn''t'), ('more'), ('most'), ('mustn'), ('mustn''t'), ('my'), ('myself'),
+  ('need'), ('needn'), ('needn''t'), ('needs'), ('no'), ('nor'), ('not'), ('now'), ('of'), ('on'),
+  ('once'), ('only'), ('or'), ('other'), ('our'), ('ours'), ('ourselves'), ('own'), ('please'),
+  ('re'), ('same'), ('shan'), ('shan''t'), ('she'), ('she''s'), ('should'), ('should''ve'),
+  ('shouldn'), ('shouldn''t'), ('so'), ('some'), ('such'), ('than'), ('that'), ('that''ll'),
+  ('the'), ('their'), ('theirs'), ('them'), ('themselves'), ('then'), ('there'), ('these'),
+  ('they'), ('this'), ('those'), ('through'), ('to'), ('too'), ('until'), ('use'), ('used'),
+  ('using'), ('ve'), ('very'), ('via'), ('was'), ('wasn'), ('wasn''t'), ('we'), ('were'), ('weren'),
+  ('weren''t'), ('what'), ('whats'), ('when'), ('where'), ('which'), ('while'), ('who'), ('whom'),
+  ('why'), ('will'), ('with'), ('won'), ('won''t'), ('would'), ('wouldn'), ('wouldn''t'), ('you'),
+  ('you''d'), ('you''ll'), ('you''re'), ('you''ve'), ('your'), ('yours'), ('yourself'),
+  ('yourselves');
 
 -- Words that name the same thing in technical and ops writing; a search matches any word of a
 -- group for any other (porter already matches plurals and verb forms, so those need no row).

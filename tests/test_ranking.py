@@ -378,6 +378,25 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "shelf-drip-guard-mode feature flag",
         ("glaze/drip.md", "Rollback"),
     ),
+    # An English function word the docs seldom write ("because", in one section) weighs nothing:
+    # with the idf of a rare word it took the section that holds it past the one that holds
+    # every word of the question that says what went wrong.
+    "function-word-weighs-nothing": (
+        {
+            "glaze/faults.md": (
+                "# Glaze faults\n\n## Crawling\n\nA crawling glaze pulls back from the pot and leaves "
+                "bare clay: the bisque was dusty or greasy when it was dipped. Wipe each pot with a damp "
+                "sponge before dipping.\n\n## Pinholes\n\nSmall pits in the glaze: fire slower through "
+                "the last hundred degrees.\n"),
+            "glaze/mixing.md": (
+                "# Mixing\n\n## Sieving\n\nSieve every glaze twice, because lumps leave a rough glaze on "
+                "the pot.\n"),
+            **{f"notes/n{i}.md": f"# Note {i}\n\n## Pots\n\nA pot for bench {i} is bisque fired, then glazed.\n"
+               for i in range(4)},
+        },
+        "my glaze leaves bare patches because of dust on the pot",
+        ("glaze/faults.md", "Crawling"),
+    ),
 }
 
 
