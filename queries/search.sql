@@ -214,8 +214,8 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
 -- pair as FTS5 expressions that find the two within a word of each other, in either order:
 -- expr as written; syn by a synonym of either (NULL when neither has one), looked up only
 -- when expr fails. A term's compounds are left out ("argo cd" -> argocd would find the one
--- word twice).
-pair(a, b, expr, syn) as materialized (
+-- word twice). halt: what ends a lookup that fails, see `close`.
+pair(a, b, expr, syn, halt) as materialized (
   select a.pos, a.bpos, 'NEAR("' || replace(a.t, '"', '""') || '" "' || replace(a.bt, '"', '""') || '", 1)',
     (select group_concat('NEAR("' || replace(x.v, '"', '""') || '" "' || replace(y.v, '"', '""') || '", 1)', ' OR ')
      from (select a.t as v union select s2.word from mdfts_synonyms as s1
@@ -224,10 +224,11 @@ pair(a, b, expr, syn) as materialized (
           (select a.bt as v union select s2.word from mdfts_synonyms as s1
            join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
            where s1.word in (a.bn, rtrim(a.bn, 's'), a.bn || 's')) as y
-     where x.v <> a.t or y.v <> a.bt)
+     where x.v <> a.t or y.v <> a.bt),
+    ' NOT ((' || a.hx || ') AND (' || a.bhx || ')))'
   -- (each key term beside the next one by position: key read once, as a window)
-  from (select pos, t, n, ident, lead(pos) over w as bpos, lead(t) over w as bt, lead(n) over w as bn,
-               lead(ident) over w as bident
+  from (select pos, t, n, ident, hexpr as hx, lead(pos) over w as bpos, lead(t) over w as bt, lead(n) over w as bn,
+               lead(ident) over w as bident, lead(hexpr) over w as bhx
         from key window w as (order by pos)) as a
   where a.bpos is not null and not a.ident and not a.bident
 ),
@@ -616,7 +617,7 @@ weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near) 
 -- or more words that are not identifiers) and does not ask for symptoms; ans: a Solution,
 -- Resolution, Workaround, Mitigation or Fix heading (mdfts_roles, cue 'fix').
 base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms,
-     document_id, parent_id, sym, ans, held, kpos) as materialized (
+     document_id, parent_id, sym, ans, held, kpos, halt) as materialized (
   select g.id, w.bm * g.bm + w.cover * g.cover + w.exact * g.exact
                + w.hprec * g.hprec + w.file * g.file + w.phrase * g.phrase + w.role * g.role
                + w.empty * g.empty + w.ident * g.ident,
@@ -624,21 +625,30 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
     s.document_id, s.parent_id,
     lower(trim(s.heading)) in (select cue from mdfts_roles where cue like 'symptom%')
       and g.describes,
-    lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'fix'), g.held, g.kpos
+    lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'fix'), g.held, g.kpos,
+    -- (halt: the path's file extension, see `close`)
+    ' OR ("' || replace(replace(s.path, rtrim(s.path, replace(s.path, '.', '')), ''), '"', '""') || '"'
   from signal as g join sections as s on s.id = g.id, weight as w
 ),
 -- near (see the signals), for the five best candidates by the score so far (near reorders the
 -- top of the list; it does not bring rows in from below): one FTS5 lookup (a rowid seek, with
 -- highlight() of the text column, to see where the heading line ends) per pair whose two words
 -- the section holds, two when a synonym is tried too. (Looked up for every candidate, near
--- cost a third more CPU at p95 on the bench queries.)
+-- cost a third more CPU at p95 on the bench queries.) A NEAR that fails on the row asked for
+-- does not stop there: FTS5 reads on to the next row where it holds, however far (3 ms a
+-- lookup at 1M sections). So each NEAR is ORed with `"md" NOT (a AND b)` (b.halt: the file
+-- extension of the candidate's path, then g.halt): no row that holds both terms matches it,
+-- and the candidate does, but the next section of that file type that lacks one of them does,
+-- and the lookup ends there. (FTS5 tests a NOT once at the index's first rows too, before it
+-- seeks: its left side is a word nearly every row holds, so that test ends at once; `a NOT b`
+-- read on through every row holding both, and cost more than it saved.)
 close as materialized (
   select b.*,
     case when (b.nident = 0 or b.nexact > 0) and b.rk <= 5
          then coalesce((select sum(case when instr(b.held, ',' || g.a || ',') > 0 and instr(b.held, ',' || g.b || ',') > 0
                                         then coalesce((
                                           -- (as written, then by a synonym: the first form that holds)
-                                          select 1 from (select g.expr as e union all select g.syn where g.syn is not null) as f
+                                          select 1 from (select g.expr || b.halt || g.halt as e union all select g.syn || b.halt || g.halt where g.syn is not null) as f
                                           where case
                                             -- (a match can straddle the end of the heading line only
                                             -- when the heading holds one of the two words)

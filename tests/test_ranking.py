@@ -559,3 +559,17 @@ def test_the_row_budget_is_a_real_cap(tmp_path: Path) -> None:
     hits = mdfts.search(db, "lamp", limit=10)
     assert len(hits) == 10 and "Lamp" not in [h.heading for h in hits]
     assert [h.heading for h in mdfts.search(db, "lamp wick", limit=1)] == ["Lamp"]
+
+
+def test_near_is_looked_up_on_the_candidates_own_row(tmp_path: Path) -> None:
+    """`near`'s FTS5 lookups end on the row asked for (each NEAR is ORed with a test that no
+    row holding both words passes, see `close`): a section holding both words apart earns no
+    near, though the next section holds them side by side and the one after holds one only."""
+    db = build_case(tmp_path, {"kiln/notes.md": (
+        "# Kiln notes\n\n## Loading\n\nThe glaze goes on first; stack every shelf, then fire the kiln.\n\n"
+        "## Firing\n\nA glaze kiln runs hot.\n\n## Cooling\n\nThe kiln cools overnight.\n")})
+    near = {}
+    for h in mdfts.search(db, "glaze kiln", limit=5, explain=True):
+        assert h.explain is not None
+        near[h.heading] = h.explain["signals"]["near"]["value"]
+    assert (near["Loading"], near["Firing"]) == (0, 1)
