@@ -10,6 +10,8 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from markdown_it import MarkdownIt
+from markdown_it.parser_block import RuleFuncBlockType
+from markdown_it.ruler import Ruler
 from markdown_it.rules_block import StateBlock
 from markdown_it.token import Token
 from mdit_py_plugins.anchors.index import slugify
@@ -102,6 +104,7 @@ class _StreamState(StateBlock):
     - A table row is one `tr_open` token whose meta["cells"] holds (column, content) of its
       non-empty cells. The table rule pushes td_open, inline and td_close for every cell, padding
       included (up to 65,536 per table): 36 KB of `|a|a|...` rows took 1.47 GB as cell tokens.
+      Only while the table rule runs (see _fold_rows): every other push is markdown-it's own.
     """
 
     def __init__(self, src: str, md: MarkdownIt, sink: Callable[[list[Token]], None],
@@ -112,7 +115,8 @@ class _StreamState(StateBlock):
         self.column = 0
         self.scratch = Token("inline", "", 0)  # what the table rule fills for each cell
 
-    def push(self, ttype: str, tag: str, nesting: Literal[-1, 0, 1]) -> Token:
+    def push_folding_cells(self, ttype: str, tag: str, nesting: Literal[-1, 0, 1]) -> Token:
+        """push() while the table rule runs: a row's cells go into its tr_open token."""
         row = self.row
         if row is not None:
             if ttype in ("td_open", "th_open", "inline"):
@@ -125,11 +129,115 @@ class _StreamState(StateBlock):
                 return self.scratch
             if ttype == "tr_close":
                 self.row = None
-        token = super().push(ttype, tag, nesting)
+        token = StateBlock.push(self, ttype, tag, nesting)
         if ttype == "tr_open":
             self.row, self.column = token, 0
             token.meta["cells"] = []
         return token
+
+
+def _fold_rows(table: RuleFuncBlockType) -> RuleFuncBlockType:
+    """The table rule, pushing through _StreamState.push_folding_cells while it runs (silent, it
+    pushes nothing)."""
+
+    def fold_rows(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+        if silent or not isinstance(state, _StreamState):
+            return table(state, start, end, silent)
+        state.push = state.push_folding_cells  # type: ignore[method-assign]  # this state's only
+        try:
+            return table(state, start, end, silent)
+        finally:
+            del state.push
+
+    return fold_rows
+
+
+# What a line must start with (its first character after the indent) for a block rule to match
+# it, or to end a paragraph, list or quote with it. Each of these rules returns False on any other
+# line, and on an indented code line, before it changes anything: markdown-it tries every rule
+# on every line (and every terminator on each paragraph line, twice with lheading), which was
+# ~30% of the block parse.
+_FIRST_CHARS = {
+    rule: frozenset(chars) for rule, chars in (
+        ("fence", "~`"), ("blockquote", ">"), ("hr", "*-_"), ("list", "*-+0123456789"), ("reference", "["),
+        ("html_block", "<"), ("heading", "#"),
+    )
+}
+# Rules tried only where their own first test can pass: code on indented lines, front matter on
+# the first line, a table where the next line starts like its delimiter row (|, - or :).
+_CODE, _FRONT_MATTER, _TABLE = "code", "front_matter", "table"
+_TABLE_DELIMITER = frozenset("|-:")
+
+_Plan = tuple[tuple[RuleFuncBlockType, str], ...]  # (rule, the check it waits for: "" none, _FRONT_MATTER, _TABLE)
+
+
+def _dispatcher(rules: list[tuple[str, RuleFuncBlockType]], code_enabled: bool) -> RuleFuncBlockType:
+    """One rule that tries `rules` in order as markdown-it would, leaving out those whose first
+    test the line fails; True as soon as one matches."""
+
+    def plan(first: str, code: bool) -> _Plan:
+        kept: list[tuple[RuleFuncBlockType, str]] = []
+        for name, fn in rules:
+            if name in _FIRST_CHARS and (code or first not in _FIRST_CHARS[name]):
+                continue
+            if name == _CODE and not code:
+                continue
+            kept.append((_fold_rows(fn) if name == _TABLE else fn,
+                         name if name in (_FRONT_MATTER, _TABLE) else ""))
+        return tuple(kept)
+
+    special = {c for chars in _FIRST_CHARS.values() for c in chars}
+    by_first = {c: plan(c, False) for c in special}
+    other = plan("", False)
+    in_code = plan("", True)
+
+    def dispatch(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+        src = state.src
+        pos = state.bMarks[start] + state.tShift[start]
+        if code_enabled and state.sCount[start] - state.blkIndent >= 4:
+            tried = in_code
+        else:
+            tried = by_first.get(src[pos], other) if pos < len(src) else other
+        for rule, check in tried:
+            if check:
+                if check == _TABLE:
+                    nxt = start + 1
+                    if nxt >= end:
+                        continue
+                    at = state.bMarks[nxt] + state.tShift[nxt]
+                    if at >= state.eMarks[nxt] or src[at] not in _TABLE_DELIMITER:
+                        continue
+                elif start != 0:  # front matter
+                    continue
+            if rule(state, start, end, silent):
+                return True
+        return False
+
+    return dispatch
+
+
+class _DispatchRuler(Ruler[RuleFuncBlockType]):
+    """markdown-it's block ruler whose every chain (blocks, and the terminators of a paragraph,
+    list, quote or reference) is one _dispatcher over the same rules in the same order."""
+
+    def __init__(self, rules: Ruler[RuleFuncBlockType]) -> None:
+        super().__init__()
+        self.__rules__ = rules.__rules__
+        self._chains: dict[str, list[RuleFuncBlockType]] = {}
+        self._compiled: object = None  # the Ruler cache _chains were made from
+
+    def getRules(self, chainName: str = "") -> list[RuleFuncBlockType]:  # noqa: N802 (markdown-it's name)
+        # (paragraph, lheading and list ask for their terminators on every call)
+        if self.__cache__ is None or self.__cache__ is not self._compiled:  # a rule changed
+            super().getRules(chainName)  # compiles markdown-it's chains
+            active = [r for r in self.__rules__ if r.enabled]
+            code_enabled = any(r.name == _CODE for r in active)
+            self._chains = {
+                chain: [_dispatcher([(r.name, r.fn) for r in active if not chain or chain in r.alt], code_enabled)]
+                for chain in (self.__cache__ or {})
+            }
+            self._compiled = self.__cache__
+        return self._chains.get(chainName, [])
 
 
 # Tokens handed over at once, at the first top-level block boundary past this many: a few
@@ -153,6 +261,7 @@ def _hand_over(state: StateBlock, start: int, end: int, silent: bool) -> bool:
 def _stream_parser() -> MarkdownIt:
     md = _block_parser_config()
     md.block.ruler.before(md.block.ruler.get_all_rules()[0], "mdfts_hand_over", _hand_over)
+    md.block.ruler = _DispatchRuler(md.block.ruler)
     return md
 
 

@@ -1,0 +1,78 @@
+"""The block parse the build streams: the same tokens as markdown-it's own block parser."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mdfts.parse import Token, _block_parser_config, parse_blocks
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def folded(tokens: list[Token]) -> list[Token]:
+    """markdown-it's tokens with each table row's cells folded into its tr_open token, as
+    stream_blocks() hands rows on: meta["cells"] = [(column, content)] of the non-empty cells."""
+    out: list[Token] = []
+    row: Token | None = None
+    column, content = 0, ""
+    for tok in tokens:
+        if row is not None:
+            if tok.type in ("td_open", "th_open"):
+                content = ""
+                continue
+            if tok.type == "inline":
+                content = tok.content
+                continue
+            if tok.type in ("td_close", "th_close"):
+                if content:
+                    row.meta["cells"].append((column, content))
+                column += 1
+                continue
+            if tok.type == "tr_close":
+                row = None
+        out.append(tok)
+        if tok.type == "tr_open":
+            row, column = tok, 0
+            tok.meta["cells"] = []
+    return out
+
+
+def markdown_it_blocks(text: str) -> list[dict[str, Any]]:
+    return [t.as_dict() for t in folded(_block_parser_config().parse(text))]
+
+
+def test_every_block_rule_gives_markdown_its_tokens() -> None:
+    # Each rule, and each rule ending a paragraph, a list item or a quote; lines that start like a
+    # rule's marker and are not one (#hashtag, -not, 2024, <notatag, [not a ref).
+    text = (FIXTURES / "parse" / "every_block.md").read_text(encoding="utf-8")
+    tokens = parse_blocks(text)
+    assert {t.type for t in tokens} >= {
+        "front_matter", "heading_open", "fence", "blockquote_open", "hr", "bullet_list_open",
+        "ordered_list_open", "html_block", "table_open", "tr_open", "code_block", "paragraph_open",
+    }
+    assert [t.as_dict() for t in tokens] == markdown_it_blocks(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "x",
+        "    code on the first line",
+        "---\nnot: closed",
+        "| a |\n|---|",
+        "a\n|---|",
+        "> q\n    > code in a quote?\n",
+        "- a\n\n      code\n- b\n",
+        "1.\n2.\n",
+        "text\n  # heading after indent\n",
+        "\t- tab indented item\n\t\tcontinued",
+    ],
+    ids=["empty", "one-char", "code-first-line", "unclosed-front-matter", "table-at-end", "delimiter-only",
+         "quote-then-code", "list-with-code", "empty-items", "indented-heading", "tabs"],
+)
+def test_edge_cases_give_markdown_its_tokens(text: str) -> None:
+    assert [t.as_dict() for t in parse_blocks(text)] == markdown_it_blocks(text)
