@@ -136,9 +136,13 @@ part(pos, w, df, idf, wide, t, n, strong, ident, tok, prv, nxt, asksym) as mater
     limit -1 offset 0)  -- (nor this: the stem search would run once per use of d)
   limit -1 offset 0)
 ),
--- Key terms: the query's terms minus stop words (unless it is only stop words), at most 8 (the
--- rarest), each with its idf (of its rarest word: a phrase is as rare as its rarest word; an
--- identifier the index holds, of its token: it matches only as written), its
+-- Key terms: the query's terms minus stop words (unless it is only stop words): the 8 rarest,
+-- then up to 4 more, the commonest of which are dropped only while together they weigh at most
+-- a tenth of the idf of the 12 rarest (a cap by weight, not count: past the eighth, words that
+-- weigh little go, but "remove" in a question whose rarest words are "everything", "along" and
+-- "first" stays; the cap bounds the lookups per candidate), each with its idf (of its rarest
+-- word: a phrase is as rare as its rarest word; an identifier the index holds, of its token:
+-- it matches only as written), its
 -- FTS5 expression (the quoted term, ORed with its synonyms' words - a plural finds its
 -- singular's group, a singular its plural's: check finds the group of checks, as porter makes
 -- them one word - and with the compound it makes with a neighbour, when the index holds
@@ -170,6 +174,10 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
   from (
   select *, '"' || replace(t, '"', '""') || '"' || syn || coalesce(' OR "' || replace(comp, ' ', '" OR "') || '"', '') as expr
   from (
+    -- (nth: the term's place by rarity; tail: the idf of it and every commoner term)
+    select * from (select *, row_number() over (order by df, pos) as nth,
+      sum(idf) over (order by df desc, pos desc rows unbounded preceding) as tail, sum(idf) over () as tot
+    from (
     select part.pos, part.t, part.n, part.strong, part.ident, part.tok, part.asksym,
       -- (an identifier the index holds matches only as written: it is as rare as that token)
       case when part.strong then min(min(part.df), coalesce((select df from token_df where norm = part.n), 1))
@@ -206,7 +214,9 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
     from part
     group by part.pos
     order by df, part.pos
-    limit 8 offset 0)  -- (not flattened: comp is used twice)
+    limit 12 offset 0))  -- (not flattened: comp is used twice)
+    where nth <= 8 or tail > 0.1 * tot
+    order by df, pos)
   limit -1 offset 0)  -- (nor this: expr is used twice)
 ),
 -- Neighbouring key terms, in the query's order, neither an identifier ("mon settings" in
