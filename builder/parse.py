@@ -335,13 +335,27 @@ def split_code_spans(raw: str) -> tuple[str, list[str]]:
     """Raw inline markdown → (the prose with code spans blanked out, the code spans' contents)."""
     if "`" not in raw:
         return raw, []
+    if "``" not in raw:
+        # Every backtick run is one backtick (most inline text): they pair up in order, and an
+        # odd last one stays text. What _split_at_runs() gives, without a match per run.
+        parts = raw.split("`")
+        pairs = (len(parts) - 1) // 2
+        prose = " ".join([*parts[0 : 2 * pairs : 2], "`".join(parts[2 * pairs :])])
+        return prose, [_strip_one_space(c) for c in parts[1 : 2 * pairs : 2]]
+    return _split_at_runs(raw)
+
+
+def _strip_one_space(content: str) -> str:
+    # CommonMark strips one space on each side of a code span's content, unless it is all spaces.
+    return content[1:-1] if content.startswith(" ") and content.endswith(" ") and content.strip() else content
+
+
+def _split_at_runs(raw: str) -> tuple[str, list[str]]:
     spans: list[str] = []
     prose: list[str] = []
     pos = 0
     for start, end, content in _code_spans(raw):
-        if content.startswith(" ") and content.endswith(" ") and content.strip():
-            content = content[1:-1]  # CommonMark strips one space on each side
-        spans.append(content)
+        spans.append(_strip_one_space(content))
         prose.append(raw[pos:start] + " ")
         pos = end
     prose.append(raw[pos:])

@@ -220,7 +220,7 @@ class Splitter:
         # Offsets of line starts (CRLF and CR are already LF): 8 bytes a line, where a list of the
         # lines cost ~50 bytes a line on top of a second copy of the text.
         self.line_starts = array("q", [0])
-        self.line_starts.extend(m.end() for m in _NEWLINE.finditer(text))
+        self.line_starts.extend(map(re.Match.end, _NEWLINE.finditer(text)))
         if text.endswith("\n"):
             self.line_starts.pop()  # no line after the last newline
         self.n_lines = len(self.line_starts) if text else 0
@@ -292,6 +292,14 @@ class Splitter:
         keep_strongest(best, found.items())
 
     def _inline(self, content: str, first_cell: bool) -> None:
+        if "`" not in content and not self.plain_text:  # prose alone (most inline text)
+            source = "definition" if first_cell else "text"
+            runs = self.pieces
+            if runs and runs[-1][0] == source:
+                runs[-1][1].append(content)
+            else:
+                self._add_piece(source, content)
+            return
         prose, spans = split_code_spans(content)
         # Where a token is defined rather than mentioned: the first column of a table row,
         # or a code span that opens a paragraph or list item (`- `X`: what it does`).

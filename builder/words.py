@@ -62,6 +62,8 @@ def heading_parts(heading: str) -> str:
     split), searched with the heading: "GitLab CI" → "git-lab". FTS5 reads the parts as words;
     the hyphens tell search.sql which parts make one heading word, so a query naming one part of
     it names half of it."""
+    if not _CAMEL.search(heading):
+        return ""  # no word splits (most headings): a split point has a letter or digit on each side
     out: list[str] = []
     for word in _WORD.findall(heading):
         parts = camel_parts(word)

@@ -18,7 +18,7 @@ from test_parse import markdown_it_blocks
 from mdfts.build import build_index
 from mdfts.errors import QueryError
 from mdfts.index import connect
-from mdfts.parse import parse_blocks
+from mdfts.parse import _split_at_runs, parse_blocks, split_code_spans
 from mdfts.queries import clean_text, package_queries, run_query
 from mdfts.sections import split_lines, split_sections
 from mdfts.tokens import extract_tokens, normalize
@@ -109,6 +109,13 @@ def test_streamed_blocks_are_markdown_its_blocks(text: str) -> None:
     # The stream parser leaves out the rules a line cannot start (mdfts.parse._dispatcher): the
     # tokens must be markdown-it's own, every rule tried.
     assert [t.as_dict() for t in parse_blocks(text)] == markdown_it_blocks(text)
+
+
+@fuzz
+@given(st.text(alphabet="` ab\n", max_size=40))
+def test_code_spans_split_as_backtick_runs_pair(raw: str) -> None:
+    expected = _split_at_runs(raw) if "`" in raw else (raw, [])
+    assert split_code_spans(raw) == expected
 
 
 @fuzz

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mdfts.parse import Token, _block_parser_config, parse_blocks
+from mdfts.parse import Token, _block_parser_config, _split_at_runs, parse_blocks, split_code_spans
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -76,3 +76,13 @@ def test_every_block_rule_gives_markdown_its_tokens() -> None:
 )
 def test_edge_cases_give_markdown_its_tokens(text: str) -> None:
     assert [t.as_dict() for t in parse_blocks(text)] == markdown_it_blocks(text)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["a `b` c", "`x`", "`", "a ` b", "`a` `b` `c", "` spaced `", "`  `", "`` `x` ``", "x``y", "`a``b`c`", "no code"],
+)
+def test_code_spans_of_single_backticks_pair_in_order(raw: str) -> None:
+    # split_code_spans() pairs single backticks without matching runs; the run matcher is the rule.
+    expected = _split_at_runs(raw) if "`" in raw else (raw, [])
+    assert split_code_spans(raw) == expected
