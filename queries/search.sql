@@ -157,10 +157,9 @@ part(pos, w, df, idf, wide, t, n, strong, ident, tok, prv, nxt, asksym) as mater
 -- "OpenShift" would add every "open" to bm25); multi: the term is a phrase of several words
 -- (a kebab or CamelCase term, see hprec); split: a CamelCase term with such a phrase.
 key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide, multi, split, asksym,
-    describes, kpos, hx, cut) as materialized (
+    describes, kpos, hx, cut, aexpr) as materialized (
   select pos, t, n, strong, ident, df, idf,
-    expr || case when tok then '' else coalesce(' OR "' || replace(camel, '"', '""') || '"', '') end,
-    expr || coalesce(' OR "' || replace(camel, '"', '""') || '"', ''),
+    expr || case when tok then '' else camelx end, expr || camelx,
     sum(idf) over (), nparts,
     1.0 / (1 + coalesce(length(comp) - length(replace(comp, ' ', '')) + 1, 0)), tok,
     wide and not min(wide) over (), nparts > 1 or camel is not null, camel is not null, asksym,
@@ -169,10 +168,14 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
     -- these two ride along on every candidate's rows to base and ranked: see Layout above)
     sum(not ident) over () >= 2 and not asksym, json_group_array(pos) over (),
     -- (hx: every key term's hexpr ORed, for hprec; cut: see exact_t)
-    group_concat('(' || expr || coalesce(' OR "' || replace(camel, '"', '""') || '"', '') || ')', ' OR ') over (),
-    (select t2.section_id from tokens as t2 where t2.norm = n order by t2.section_id limit 1 offset 500)
+    group_concat('(' || expr || camelx || ')', ' OR ') over (),
+    (select t2.section_id from tokens as t2 where t2.norm = n order by t2.section_id limit 1 offset 500), aexpr
   from (
-  select *, '"' || replace(t, '"', '""') || '"' || syn || coalesce(' OR "' || replace(comp, ' ', '" OR "') || '"', '') as expr
+  select *, '"' || replace(t, '"', '""') || '"' || syn || coalesce(' OR "' || replace(comp, ' ', '" OR "') || '"', '') as expr,
+    coalesce(' OR "' || replace(camel, '"', '""') || '"', '') as camelx,
+    -- (aexpr: see m; NULL when the term stands as it is)
+    case when nparts > 1 and not strong and df > 20000
+         then '"' || replace(rw, '"', '""') || '"' || syn || coalesce(' OR "' || replace(comp, ' ', '" OR "') || '"', '') end as aexpr
   from (
     -- (nth: the term's place by rarity; tail: the idf of it and every commoner term)
     select * from (select *, row_number() over (order by df, pos) as nth,
@@ -184,7 +187,7 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
            else min(part.df) end as df,
       case when part.strong then max(max(part.idf), coalesce((select idf from token_df where norm = part.n), 8.0))
            else max(part.idf) end as idf,
-      count(*) as nparts, min(part.wide) as wide,
+      count(*) as nparts, min(part.wide) as wide, substr(min(printf('%012d', part.df) || part.w), 13) as rw,
       coalesce((
         select group_concat(' OR "' || s2.word || '"', '')
         from mdfts_synonyms as s1 join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
@@ -253,7 +256,11 @@ budget(n) as (select 2000),
 m(expr, all_, budget, cap) as materialized (
   select coalesce(group_concat(k.expr, ' OR '), '""'),
     -- (the AND of every key term, common ones too: bm25 scores at most `cap` of its rows, and
-    -- counting a term's rows for bm25's idf is cheap; none for one term: then it is the OR)
+    -- counting a word's rows for bm25's idf is cheap, ~14 ns a row; none for one term: then
+    -- it is the OR. A phrase's rows cost ten times that, its words' positions matched, 17 ms
+    -- for "billing-exporter" in 125k of 1M sections: so a phrase of plain words whose rarest
+    -- word is in more than ten budgets of rows stands in the AND as that word, aexpr in key;
+    -- an identifier still must match as written)
     case when max(k.nkey) = 1 then '""' else coalesce(max(k.all_), '""') end,
     max(b.budget),
     -- (the rows bm25 may score below: the budget when even the cheapest term is over it, else
@@ -262,7 +269,7 @@ m(expr, all_, budget, cap) as materialized (
   from (
     select expr, df, sum(df) over (order by df, pos rows unbounded preceding) as cum,
       row_number() over (order by df, pos) as nth, count(*) over () as nkey,
-      group_concat('(' || expr || ')', ' AND ') over (
+      group_concat('(' || coalesce(aexpr, expr) || ')', ' AND ') over (
         order by df, pos rows between unbounded preceding and unbounded following) as all_
     from key) as k,
     (select n as budget from budget) as b

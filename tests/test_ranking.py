@@ -591,3 +591,17 @@ def test_near_is_looked_up_on_the_candidates_own_row(tmp_path: Path) -> None:
         assert h.explain is not None
         near[h.heading] = h.explain["signals"]["near"]["value"]
     assert (near["Loading"], near["Firing"]) == (0, 1)
+
+
+def test_a_common_phrase_stands_in_the_and_as_its_rarest_word(tmp_path: Path) -> None:
+    """bm25 counts every row of each phrase of the AND (fts_all) before it scores one, and a
+    phrase's rows cost ten times a word's: a phrase of plain words whose rarest word is in more
+    than ten budgets of rows (20,000) is in the AND as that word; a rarer phrase stays whole."""
+    body = "".join(f"## Item {i}\n\nThe lamp-wick is trimmed.\n\n" for i in range(20_010))
+    db = build_case(tmp_path, {"lamps/many.md": f"# Many\n\n{body}## Shelf\n\nThe kiln-shelf lamp-wick.\n"})
+    with sqlite3.connect(db) as conn:
+        sql = conn.execute("select sql from mdfts_queries where name = 'search'").fetchone()[0]
+        steps = sql[:sql.rindex("\nselect\n")]  # every step, then the AND instead of the rows
+        (and_,) = conn.execute(steps + "\nselect all_ from m", {"q": "kiln-shelf lamp-wick", "limit": 10,
+                                                                 "explain": None}).fetchone()
+    assert and_ == '("kiln-shelf") AND ("wick")'  # (lamp is also in the folder's name)
