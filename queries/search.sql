@@ -515,6 +515,8 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          a match there whose two words sit one each side of its end ("Firing to cone" over
 --          "Pack shelves ...") is no pair, unless the query names the whole heading (`hprec`
 --          1: "tool about print details" for "tool about" over "Print details ...").
+--   page   the share of the ten best candidates that are other sections of the same page, the
+--          query's words spread over one page (computed last, in `ranked`, see there).
 -- terms: for --explain, each key term's match, in the query's order.
 feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, describes, kpos) as materialized (
   select id, bm, cover, exact,
@@ -627,8 +629,8 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
 ),
 -- (A section's children follow it at once: it has some when the next section's parent is it.)
 -- The weight of each signal: the score is their weighted sum (--explain shows each part).
-weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near) as (
-  select 2.0, 1.5, 1.0, 1.0, 1.5, 1.0, 0.5, -2.0, 1.5, 1.0, 1.0
+weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, page) as (
+  select 2.0, 1.5, 1.0, 1.0, 1.5, 1.0, 0.5, -2.0, 1.5, 1.0, 1.0, 0.5
 ),
 -- The score before `answer`; sym: a Symptoms heading, when the query describes something (two
 -- or more words that are not identifiers) and does not ask for symptoms; ans: a Solution,
@@ -696,12 +698,29 @@ close as materialized (
 -- answer: a Solution (Resolution, Workaround, ...) beside a Symptoms section under the same
 -- heading takes the Symptoms' score and a hair more (in score points, not 0-1): a query that
 -- describes a problem matches where the page restates it, but it asks for the fix.
-ranked(id, score, bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, nexact, nident, terms, kpos) as (
-  select b.id, round(b.score1 + w.answer * b.answer, 6),
-    b.bm, b.cover, b.exact, b.hprec, b.file, b.phrase, b.role, b.empty, b.ident, b.answer, b.near, b.nexact, b.nident, b.terms, b.kpos
-  from (select b.*, case when b.ans then max(0, coalesce(max(case when b.sym then b.score1 end)
-                           over (partition by b.document_id, b.parent_id), 0) + 0.001 - b.score1)
-                    else 0 end as answer
+-- page: the share of the ten best candidates (by the score before near and answer: near only
+-- reorders the five best, so they are the same ten) that are other sections of the same page,
+-- 0 to 0.9: when the question's words are spread over one page, the answer is on that page,
+-- rather than in the one section elsewhere that happens to hold a few of them (passage
+-- retrieval weighs a passage's document the same way). None when one of the five best (those
+-- near looks up) has a heading the query names in full (`hprec` 1): the query names that
+-- section, and a page that holds its words more often must not pass it.
+-- (answer's window is per page, ordered by parent, its frame the peers: per page and parent,
+-- as its meaning is, but in the same sort as page's count per page; a window of its own costs
+-- SQLite another pass, and compile time, over every column carried here.)
+ranked(id, score, bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, page, nexact, nident,
+       terms, kpos) as (
+  select b.id, round(b.score1 + w.answer * b.answer + w.page * b.page, 6),
+    b.bm, b.cover, b.exact, b.hprec, b.file, b.phrase, b.role, b.empty, b.ident, b.answer, b.near, b.page,
+    b.nexact, b.nident, b.terms, b.kpos
+  from (select b.*, case when b.ans then max(0, coalesce(max(case when b.sym then b.score1 end) over (
+                                  partition by b.document_id order by b.parent_id range between current row and current row),
+                                0) + 0.001 - b.score1)
+                    else 0 end as answer,
+          case when max(case when b.rk <= 5 then b.hprec end) over () >= 1 then 0
+               else (sum(b.rk <= 10) over (partition by b.document_id order by b.parent_id
+                                           rows between unbounded preceding and unbounded following)
+                     - (b.rk <= 10)) / 10.0 end as page
         from (select b.*, b.score0 + w.near * b.near as score1
               from close as b, weight as w) as b) as b, weight as w
   order by 2 desc, 1
@@ -759,7 +778,8 @@ select
                       union all select 'empty', r.empty, w.empty from weight as w
                       union all select 'ident', r.ident, w.ident from weight as w
                       union all select 'answer', r.answer, w.answer from weight as w
-                      union all select 'near', r.near, w.near from weight as w)),
+                      union all select 'near', r.near, w.near from weight as w
+                      union all select 'page', r.page, w.page from weight as w)),
     'terms', (select json_group_array(json_remove(j.value, '$.pos'))
               from (select value from json_each(r.terms) order by json_extract(value, '$.pos')) as j)) end as explain
 from ranked as r

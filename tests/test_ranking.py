@@ -415,6 +415,46 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "my glaze leaves bare patches because of dust on the pot",
         ("glaze/faults.md", "Crawling"),
     ),
+    # The question's words spread over one page: its sections fill the top ten, so the one that
+    # answers beats a log entry elsewhere that happens to hold a few more of the words.
+    "page-of-the-question": (
+        {
+            "kiln/faults.md": (
+                "# Kiln faults\n\n## Slow climb\n\nThe kiln climbs slowly when the elements are worn.\n\n"
+                "## Panel codes\n\nThe panel beeps once for each code it shows.\n\n"
+                "## Checking the thermocouple\n\nA thermocouple that reads cold makes the kiln climb slowly and "
+                "the panel beep: test it with a meter before the next firing.\n\n"
+                "## Replacing the thermocouple\n\nSwap the probe when its reading is wrong, then run a test "
+                "firing.\n"),
+            "notes/log.md": (
+                "# Log\n\n## Tuesday\n\nThe panel beeped twice during the glaze firing and the kiln climbed "
+                "slowly, so we let it cool and wrote the reading down.\n"),
+            **{f"notes/n{i}.md": f"# Note {i}\n\n## Clay\n\nClay for bench {i} is wedged by hand.\n" for i in range(4)},
+        },
+        "kiln climbs slowly and the panel beeps, is the reading wrong?",
+        ("kiln/faults.md", "Checking the thermocouple"),
+    ),
+    # ... but not past a section whose heading the query names in full: six sections of
+    # shelf-wash.md hold "shelf wash recipe", and the page's weight would take one of them past
+    # "Shelf wash recipe" (it fails with the hprec rule of `page` taken out).
+    "page-not-past-a-named-heading": (
+        {
+            "kiln/shelf-wash.md": (
+                "# Shelf wash\n\n## Mixing\n\nMix the shelf wash recipe in a bucket: kaolin and alumina, half "
+                "and half.\n\n## Painting\n\nPaint the shelf wash recipe on thin, in two coats.\n\n"
+                "## Scraping\n\nScrape old shelf wash off before a new coat of the recipe.\n\n"
+                "## Drips\n\nA drip of glaze on shelf wash pops off; the recipe is soft.\n\n"
+                "## Storing\n\nKeep the shelf wash recipe wet in a lidded tub.\n\n"
+                "## Brushes\n\nA wide brush lays the shelf wash recipe flat.\n"),
+            "kiln/care.md": (
+                "# Care\n\n## Shelf wash recipe\n\nKaolin and alumina in equal parts by weight, with water to a "
+                "thin cream; sieve it once, stir it before each use and keep the bucket closed between firings, "
+                "so that the water does not dry off and leave a crust on the rim of the bucket.\n"),
+            **{f"notes/n{i}.md": f"# Note {i}\n\n## Clay\n\nClay for bench {i} is wedged by hand.\n" for i in range(4)},
+        },
+        "shelf wash recipe",
+        ("kiln/care.md", "Shelf wash recipe"),
+    ),
 }
 
 
