@@ -35,11 +35,12 @@ create table token_df (
   strong integer not null
 ) without rowid;
 insert into token_df
-select norm, count(distinct section_id) as df,
-       round(mdfts_ln(1.0 + ((select count(*) from sections) - count(distinct section_id) + 0.5)
-                      / (count(distinct section_id) + 0.5)), 4),
-       max(kind_source / 5 not in (7, 10))  -- (kinds 7 and 10: name and code, see the view tokens)
-from token_rows group by norm having count(distinct section_id) > 1 order by norm;
+select n.norm, count(distinct r.section_id) as df,
+       round(mdfts_ln(1.0 + ((select count(*) from sections) - count(distinct r.section_id) + 0.5)
+                      / (count(distinct r.section_id) + 0.5)), 4),
+       max(r.kind_source / 5 not in (7, 10))  -- (kinds 7 and 10: name and code, see the view tokens)
+from token_norms as n join token_rows as r on r.token_id = n.id
+group by n.norm having count(distinct r.section_id) > 1 order by n.norm;
 
 -- Words a search ignores unless the query has nothing else: English function words (the
 -- common English list of NLTK, which bm25s ships as STOPWORDS_EN_PLUS, with its contractions,

@@ -112,8 +112,23 @@ _INSERT_SECTION = (
     f"insert into sections ({_SECTION_COLUMNS}) values ({', '.join('?' * len(_SECTION_COLUMNS.split(',')))})"
 )
 _INSERT_DOCUMENT = f"insert into documents ({_DOCUMENT_COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+# The exact tokens as the build collects them, by their lookup form's text: token_rows keys
+# them by the form's number in sorted order, known once every document is in (finish()).
+_TOKEN_STAGE = (
+    "create table token_stage (norm text not null, section_id integer not null, written text not null, "
+    "kind_source integer not null, primary key (norm, section_id, written, kind_source)) without rowid"
+)
 # A token can normalise to the same form twice in a section (`X.` and `X`): keep one row.
-_INSERT_TOKEN = "insert or ignore into token_rows values (?, ?, ?, ?)"
+_INSERT_TOKEN = "insert or ignore into token_stage values (?, ?, ?, ?)"
+# token_stage → token_norms and token_rows: ids in norm order (so a full build and one that
+# reused rows number the forms alike), rows inserted in key order.
+_NUMBER_TOKENS = (
+    "insert into token_norms select norm, row_number() over (order by norm) from "
+    "(select distinct norm from token_stage)",
+    "insert into token_rows select n.id, t.section_id, t.written, t.kind_source "
+    "from token_stage as t join token_norms as n on n.norm = t.norm",
+    "drop table token_stage",
+)
 
 
 def _stored_section(sid: int, doc_id: int, head: tuple[object, ...], parent_id: int | None,
@@ -399,6 +414,7 @@ class IndexWriter:
         ):
             db.execute(f"pragma {pragma}")
         db.executescript(load_sql("schema"))
+        db.execute(_TOKEN_STAGE)
         db.execute("begin")
 
     def __enter__(self) -> IndexWriter:
@@ -527,9 +543,9 @@ class IndexWriter:
         self._rows, self._token_rows, self._last = [], [], None
         if self._written:
             first, last = self._first, self._first + self._written
-            self.db.execute("delete from token_rows where section_id >= ? and section_id < ?", (first, last))
+            self.db.execute("delete from token_stage where section_id >= ? and section_id < ?", (first, last))
             self.db.execute("delete from sections where document_id = ?", (self._doc_id,))
-            self.n_tokens = self.db.execute("select count(*) from token_rows").fetchone()[0]
+            self.n_tokens = self.db.execute("select count(*) from token_stage").fetchone()[0]
 
     def set_last_commits(self, commits: dict[str, str]) -> None:
         """Record each document's last git commit (documents.last_commit), by path."""
@@ -624,8 +640,9 @@ class IndexWriter:
         # documents, rather than one scan per document.
         db = self.db
         db.execute(
-            "insert into token_rows (norm, section_id, written, kind_source) "
-            "select t.norm, t.section_id + r.delta, t.written, t.kind_source from prev.token_rows as t "
+            "insert into token_stage (norm, section_id, written, kind_source) "
+            "select n.norm, t.section_id + r.delta, t.written, t.kind_source from prev.token_norms as n "
+            "join prev.token_rows as t on t.token_id = n.id "
             "join prev.sections as s on s.id = t.section_id join _mdfts_reuse as r on r.old_id = s.document_id"
         )
         self.n_tokens += db.execute("select changes()").fetchone()[0]
@@ -643,6 +660,9 @@ class IndexWriter:
             except sqlite3.DatabaseError as err:
                 raise RowsMismatch(f"cannot read it ({err})") from None
             started = add_time(self.timings, "reuse", started)
+        for sql in _NUMBER_TOKENS:
+            db.execute(sql)
+        started = add_time(self.timings, "number_tokens", started)
         db.execute("insert into sections_fts(sections_fts) values ('rebuild')")
         db.execute("commit")
         if self.reusing:

@@ -123,7 +123,7 @@ def test_helper_tables_are_hidden_and_sections_searchable(site: InProcessDataset
     hidden = sorted(name for name, t in tables.items() if t["hidden"])
     assert hidden == ["mdfts_roles", "mdfts_stopwords", "mdfts_synonyms", "sections_fts", "sections_fts_config",
                       "sections_fts_data", "sections_fts_docsize", "sections_fts_idx", "term_df", "token_df",
-                      "token_rows"]
+                      "token_norms", "token_rows"]
     assert tables["sections"]["fts_table"] == "sections_fts"
 
 

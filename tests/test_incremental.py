@@ -213,17 +213,19 @@ def test_tampered_rows_are_not_copied(docs: Path, old_db: Path, tmp_path: Path) 
 
 
 @pytest.mark.parametrize("what", ["tokens", "title", "path", "ids", "anchor", "blob-body", "blob-token",
-                                  "kind-code", "duplicate-token"])
+                                  "kind-code", "duplicate-token", "token-number"])
 def test_other_tampering_is_caught_too(docs: Path, old_db: Path, tmp_path: Path, what: str) -> None:
     sql = {
         "tokens": "update token_rows set kind_source = kind_source - 2 where kind_source % 5 = 2",  # code → heading
         # a value JSON cannot spell (text columns keep a blob as it is)
         "blob-body": "update sections set body = cast(body as blob) where path = 'guides/setup.md'",
-        "blob-token": "update token_rows set norm = cast(norm as blob) where norm = (select min(norm) from token_rows)",
-        "kind-code": "update token_rows set kind_source = 99 where norm = (select min(norm) from token_rows)",  # kind NULL
+        "blob-token": "update token_norms set norm = cast(norm as blob) where id = 1",
+        "kind-code": "update token_rows set kind_source = 99 where token_id = 1",  # kind NULL
         # a second row that reads as the same token (written = norm spells it too): never hidden
-        "duplicate-token": "insert into token_rows select norm, section_id, norm, kind_source from token_rows "
-                           "where written = '' limit 1",
+        "duplicate-token": "insert into token_rows select r.token_id, r.section_id, n.norm, r.kind_source "
+                           "from token_rows as r join token_norms as n on n.id = r.token_id where r.written = '' limit 1",
+        # a row whose form is another token's (the numbers are positions, nothing checks them but the digest)
+        "token-number": "update token_rows set token_id = token_id + 1 where token_id = 1",
         "title": "update documents set title = 'Other' where path = 'guides/setup.md'",
         "path": "update sections set path = 'other.md' where ordinal = 1",
         # next_id is generated from is_last (schema 5): a first section that says it is the last

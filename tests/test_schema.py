@@ -28,7 +28,8 @@ TABLES = {
         "file_paths", "urls", "hosts", "code_spans", "text", "head", "other_anchor", "is_last",
         *(f"{c}_packed" for c in KIND_COLUMNS.values()),
     ],
-    "token_rows": ["norm", "section_id", "written", "kind_source"],
+    "token_norms": ["norm", "id"],
+    "token_rows": ["token_id", "section_id", "written", "kind_source"],
     "sections_fts": [
         "text", "file_words", "title", "head", "trail", "path", "env_vars", "cli_flags", "error_codes", "identifiers", "names",
         "versions", "dotted_names", "file_paths", "urls", "hosts", "code_spans",
@@ -105,6 +106,26 @@ def test_tokens_view_gives_back_what_the_build_saw(tmp_path: Path) -> None:
     conn.close()
 
 
+def test_token_norms_number_the_forms_in_sorted_order(sample_db: Path) -> None:
+    # token_rows holds a form's number, not its text (schema 6): 1, 2, ... in norm order, so the
+    # rows keep their (norm, section) order and a build that reused rows numbers them alike.
+    conn = connect_ro(sample_db)
+    numbered = conn.execute("select norm, id from token_norms order by norm").fetchall()
+    assert [i for _, i in numbered] == list(range(1, len(numbered) + 1))
+    used = {r[0] for r in conn.execute("select distinct token_id from token_rows")}
+    assert used == {i for _, i in numbered}  # no form without rows, no row without its form
+    rows = conn.execute("select norm, section_id from tokens").fetchall()
+    assert rows == sorted(rows) and len(rows) > len(numbered) > 400
+    conn.close()
+
+
+def test_a_token_lookup_seeks_both_keys(fixture_conn: sqlite3.Connection) -> None:
+    # `where norm = ?` through the view: one seek in token_norms, then that form's rows.
+    plan = " ".join(r[3] for r in fixture_conn.execute(
+        "explain query plan select section_id, token from tokens where norm = 'payments_db_url'"))
+    assert "SEARCH n USING PRIMARY KEY (norm=?)" in plan and "SEARCH r USING PRIMARY KEY (token_id=?)" in plan, plan
+
+
 def test_token_df_strong_says_what_the_tokens_say(sample_db: Path) -> None:
     """token_df.strong (read by search.sql instead of scanning a common name's rows) is 1 exactly
     when some section holds the token as a kind other than a name or a plain code span."""
@@ -133,7 +154,7 @@ def test_fts_declaration(fixture_conn: sqlite3.Connection) -> None:
 
 
 def test_pragmas(fixture_conn: sqlite3.Connection, fixture_db: Path) -> None:
-    assert fixture_conn.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION == 5
+    assert fixture_conn.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION == 6
     assert fixture_conn.execute("pragma application_id").fetchone()[0] == APPLICATION_ID == 0x6D646674
     assert fixture_conn.execute("pragma page_size").fetchone()[0] == 4096
     assert fixture_conn.execute("pragma auto_vacuum").fetchone()[0] == 0
