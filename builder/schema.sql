@@ -11,13 +11,14 @@ create table documents (
   path         text not null unique,   -- relative to the source root, "/" separators
   title        text not null,          -- front matter title, else the first h1, else the file name
   front_matter text not null,          -- JSON object ({} when there is none)
-  sha256       text not null,          -- of the file's bytes
+  sha256       text generated always as (lower(hex(sha256_bytes))) virtual,  -- of the file's bytes, hex
   bytes        integer not null,
   lines        integer not null,
   sections     integer not null,
   last_commit  text,                   -- git: last commit that touched the file (when known)
   rows_sha256  blob not null,          -- sha256 of the document's rows, 32 bytes (build --previous checks it)
-  file_words   text not null           -- the file name's words for search (mdfts.words.file_words)
+  file_words   text not null,          -- the file name's words for search (mdfts.words.file_words)
+  sha256_bytes blob not null           -- the file's sha256, 32 bytes (what sha256 spells; hex cost tldr-common 0.06x)
 );
 
 create table sections (
@@ -27,7 +28,9 @@ create table sections (
   ordinal      integer not null,       -- position in the document, from 0
   level        integer not null,       -- 1-6 for headings; 0 for the lead text before the first
   heading      text not null,
-  ancestors    text,                   -- JSON array: the ancestor headings; NULL when none
+  -- JSON array: the ancestor headings; NULL when none. Generated from ancestors_packed (stored
+  -- as the kinds are: 0.01x the corpus bytes less).
+  ancestors    text generated always as ('["' || replace(ancestors_packed, char(31), '", "') || '"]') virtual,
   -- Columns a row gives without storing them (generated on read, from the row's own columns):
   -- sections of a document have consecutive ids in document order, and most anchors are the
   -- heading in lower case with hyphens for spaces. Stored, they cost 0.07x the corpus bytes.
@@ -81,7 +84,8 @@ create table sections (
   file_paths_packed text,
   urls_packed text,
   hosts_packed text,
-  code_spans_packed text
+  code_spans_packed text,
+  ancestors_packed text                -- the ancestor headings as the kinds are packed; NULL when none
 );
 create index sections_document on sections(document_id, ordinal);
 
@@ -126,8 +130,8 @@ create view sections_full (
   -- the trail: the same JSON text schema 3 stored (a lookup of the parents would cost every
   -- search a few percent: sections_fts reads every column of each row it highlights)
   case when s.level = 0 then '[]'
-       when s.ancestors is null then '[' || json_quote(s.heading) || ']'
-       else substr(s.ancestors, 1, length(s.ancestors) - 1) || ', ' || json_quote(s.heading) || ']' end,
+       when s.ancestors_packed is null then '[' || json_quote(s.heading) || ']'
+       else '["' || replace(s.ancestors_packed, char(31), '", "') || '", ' || json_quote(s.heading) || ']' end,
   s.anchor, s.start_line, s.end_line, s.parent_id, s.prev_id, s.next_id, s.body, s.chars,
   d.file_words, s.heading_parts, s.env_vars, s.cli_flags, s.error_codes, s.identifiers, s.names,
   s.versions, s.dotted_names, s.file_paths, s.urls, s.hosts, s.code_spans, s.text, s.head
@@ -145,8 +149,8 @@ create view sections_indexed (
 ) as select
   s.id, s.text, d.file_words, d.title, s.head,
   case when s.level = 0 then '[]'
-       when s.ancestors is null then '[' || json_quote(s.heading) || ']'
-       else substr(s.ancestors, 1, length(s.ancestors) - 1) || ', ' || json_quote(s.heading) || ']' end,
+       when s.ancestors_packed is null then '[' || json_quote(s.heading) || ']'
+       else '["' || replace(s.ancestors_packed, char(31), '", "') || '", ' || json_quote(s.heading) || ']' end,
   s.path, s.env_vars_packed, s.cli_flags_packed, s.error_codes_packed, s.identifiers_packed, s.names_packed,
   s.versions_packed, s.dotted_names_packed, s.file_paths_packed, s.urls_packed, s.hosts_packed, s.code_spans_packed
 from sections as s left join documents as d on d.id = s.document_id;

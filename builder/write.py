@@ -49,10 +49,11 @@ BIG_INDEX_FROM = 4_000_000  # bytes of markdown (documents.bytes)
 # sections' stored columns; the view `sections_full` adds title, trail and file_words.
 # (anchor, prev_id, next_id and chars are generated from these: see schema.sql)
 _SECTION_COLUMNS = (
-    "id, document_id, path, ordinal, level, heading, ancestors, start_line, end_line, "
-    "parent_id, body, heading_parts, other_anchor, is_last, " + ", ".join(f"{c}_packed" for c in KIND_COLUMNS.values())
+    "id, document_id, path, ordinal, level, heading, start_line, end_line, "
+    "parent_id, body, heading_parts, other_anchor, is_last, "
+    + ", ".join(f"{c}_packed" for c in KIND_COLUMNS.values()) + ", ancestors_packed"
 )
-_DOCUMENT_COLUMNS = "id, path, title, front_matter, sha256, bytes, lines, sections, rows_sha256, file_words"
+_DOCUMENT_COLUMNS = "id, path, title, front_matter, sha256_bytes, bytes, lines, sections, rows_sha256, file_words"
 # token_rows' kind and source: the position of the name (the view `tokens` spells them out).
 _KIND_CODE: dict[str, int] = {k: i for i, k in enumerate(KINDS)}
 _SOURCE_CODE: dict[str, int] = {k: i for i, k in enumerate(SOURCES)}
@@ -70,7 +71,7 @@ _COPY_SECTIONS = (
 # last_commit is left out: provenance belongs to this build, not to the one that wrote the rows.
 _COPY_DOCUMENT = (
     f"insert into documents ({_DOCUMENT_COLUMNS}) "
-    "select ?, path, title, front_matter, sha256, bytes, lines, sections, rows_sha256, file_words "
+    "select ?, path, title, front_matter, sha256_bytes, bytes, lines, sections, rows_sha256, file_words "
     "from prev.documents where id = ?"
 )
 
@@ -140,9 +141,17 @@ def _stored_section(sid: int, doc_id: int, head: tuple[object, ...], parent_id: 
     assert isinstance(heading, str) and isinstance(body, str)
     # The columns sections generates rather than stores: the same values, or a bug to hear of.
     assert prev_id == (sid - 1 if ordinal else None) and next_id in (None, sid + 1) and chars == len(body)
-    return (sid, doc_id, path, ordinal, level, heading, _ancestors(trail), start, end, parent_id,
+    return (sid, doc_id, path, ordinal, level, heading, start, end, parent_id,
             body, parts, None if anchor == _anchor_rule(heading) else anchor, int(next_id is None),
-            *map(_packed, kinds))
+            *map(_packed, kinds), _packed(_ancestors(trail)))
+
+
+def _stored_document(doc_id: int, values: tuple[object, ...]) -> tuple[object, ...]:
+    """documents' values from a prepared row: the file's sha256 as its 32 bytes (the generated
+    column sha256 spells them in hex again)."""
+    path, title, front_matter, sha256, *rest = values
+    assert isinstance(sha256, str)
+    return (doc_id, path, title, front_matter, bytes.fromhex(sha256), *rest)
 
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -450,7 +459,7 @@ class IndexWriter:
         self.digest.update(f"{path}\0{sha256}\n".encode())
         # Held until a batch is full: one executemany() a batch, not three calls a document (most
         # documents are a few sections; the calls cost more than the rows on a corpus of small files).
-        self._pending_documents.append((doc_id, *doc_row))
+        self._pending_documents.append(_stored_document(doc_id, doc_row))
         last = first + len(section_rows) - 1
         self._pending_sections += [
             _stored_section(first + o, doc_id, head, None if parent is None else first + parent,
@@ -532,8 +541,9 @@ class IndexWriter:
         values = _document_values(doc)
         # (the title lives here only, so rows written before a late first h1 named the document
         # read the right one through the view)
-        self.db.execute(_INSERT_DOCUMENT, (self._doc_id, *values, self._rows_digest.document(values),
-                                           self._words if self._words is not None else file_words(doc.path)))
+        words = self._words if self._words is not None else file_words(doc.path)
+        self.db.execute(_INSERT_DOCUMENT,
+                        _stored_document(self._doc_id, (*values, self._rows_digest.document(values), words)))
 
     def abandon_document(self) -> None:
         """Remove what start_document() wrote of a document that turned out unreadable."""

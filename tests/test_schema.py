@@ -18,7 +18,7 @@ from conftest import FIXTURE_DOCS, QUERIES_DIR, REPO, connect_ro
 
 TABLES = {
     "documents": ["id", "path", "title", "front_matter", "sha256", "bytes", "lines", "sections", "last_commit",
-                  "rows_sha256", "file_words"],
+                  "rows_sha256", "file_words", "sha256_bytes"],
     # What a section stores (schema 4): no copy of its document's title and file words, nor the
     # trail its parent links give (the view sections_full adds them).
     "sections": [
@@ -26,7 +26,7 @@ TABLES = {
         "start_line", "end_line", "parent_id", "prev_id", "next_id", "body", "chars",
         "heading_parts", "env_vars", "cli_flags", "error_codes", "identifiers", "names", "versions", "dotted_names",
         "file_paths", "urls", "hosts", "code_spans", "text", "head", "other_anchor", "is_last",
-        *(f"{c}_packed" for c in KIND_COLUMNS.values()),
+        *(f"{c}_packed" for c in KIND_COLUMNS.values()), "ancestors_packed",
     ],
     "token_norms": ["norm", "id"],
     "token_rows": ["token_id", "section_id", "written", "kind_source"],
@@ -298,5 +298,35 @@ def test_generated_columns_give_what_the_splitter_made(tmp_path: Path) -> None:
     others = {r[0] for r in conn.execute("select other_anchor from sections where other_anchor is not null")}
     assert others == {"repeat-1", "ünïcode-äpfel", "code-punctuation-yes"}
     assert conn.execute("select distinct typeof(rows_sha256), length(rows_sha256) from documents").fetchall() == [
+        ("blob", 32)]
+    conn.close()
+
+
+def test_sha256_and_ancestors_are_generated_as_they_were_stored(tmp_path: Path) -> None:
+    # documents.sha256 and sections.ancestors are generated on read (schema 6) from the digest's
+    # 32 bytes and the headings packed like the token kinds: the same text schema 5 stored, for
+    # headings with quotes, backslashes, the JSON separator, an empty one and non-ASCII letters.
+    import hashlib
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text('lead\n\n# Top "quoted", back\\slash\n\n## Ünï, "x", y\n\n### Deep\n\n#\n\n'
+                               "## After empty\n\n#### Four\n")
+    (docs / "b.md").write_text("# Alone\n")
+    build_index([docs], tmp_path / "x.db")
+    expected, digests = [], {}
+    for f in discover([docs]):
+        src = read_source(f)
+        digests[src.path] = hashlib.sha256((docs / src.path).read_bytes()).hexdigest()
+        expected += [(src.path, s.ordinal, json.dumps(list(s.trail[:-1]), ensure_ascii=False) if s.trail[:-1] else None,
+                      json.dumps(list(s.trail), ensure_ascii=False))
+                     for s in split_sections(src.path, src.text).sections]
+    conn = connect_ro(tmp_path / "x.db")
+    got = conn.execute("select s.path, s.ordinal, s.ancestors, f.trail from sections as s "
+                       "join sections_full as f on f.id = s.id order by s.id").fetchall()
+    assert [tuple(r) for r in got] == expected
+    assert any(a is not None and a.count('", "') >= 1 for _, _, a, _ in expected)  # a trail of two and more
+    assert dict(conn.execute("select path, sha256 from documents").fetchall()) == digests
+    assert conn.execute("select distinct typeof(sha256_bytes), length(sha256_bytes) from documents").fetchall() == [
         ("blob", 32)]
     conn.close()
