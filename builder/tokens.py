@@ -46,7 +46,7 @@ class ExactToken:
 # inside the regex engine (four in five chunks of prose), and _scan() skips the same ones as
 # before, so the tokens are unchanged.
 _SEP = r"\s`'\"<>()\[\]{},;|*"
-_CHUNK = re.compile(rf"(?<![^{_SEP}])(?![A-Z]?[a-z]+[.,:;!?]*(?:[{_SEP}]|\Z))[^{_SEP}]+")
+_CHUNK = re.compile(rf"(?<![^{_SEP}])(?![A-Z]?[a-z]+[.,:;!?]*(?:[{_SEP}]|\Z))[^{_SEP}]{{2,}}")
 # Stage 2: words inside a chunk, and the tests that classify them.
 _WORD = re.compile(r"[A-Za-z0-9_$][\w.$-]*")
 # Any scheme (postgres://, redis://, s3://): DSNs in ENV examples are URLs too.
@@ -112,9 +112,7 @@ _Found = tuple[str, "TokenKind", "TokenSource"]
 def _scan(text: str, source: TokenSource, out: list[_Found]) -> None:
     """Append (token, kind, source) for each exact token in `text`."""
     in_code = source != "text"
-    for chunk in _CHUNK.findall(text):
-        if len(chunk) < 2:
-            continue
+    for chunk in _CHUNK.findall(text):  # (two characters at least: a one-character chunk holds no token)
         word = chunk.rstrip(".,:;!?")
         if word.isalpha() and (word.islower() or word.istitle()):
             continue  # a plain word _CHUNK let through (non-ASCII letters): no kind fits
@@ -173,20 +171,31 @@ def strongest_sources(pieces: Iterable[tuple[str, str]]) -> dict[tuple[str, Toke
     # tokens are the same, for one _scan() call per source instead of one per paragraph.
     joined: dict[str, list[str]] = {}
     for source, text in pieces:
-        if source.startswith("code"):  # a code span: "code", or "code:definition"
-            where = cast("TokenSource", source.partition(":")[2] or "code")
+        if source.startswith("code"):  # a code span: "code", or "code:definition" (the place it is in)
+            where = _SPAN_SOURCE.get(source) or cast("TokenSource", source.partition(":")[2] or "code")
             span = text.strip()
             before = len(found)
             _scan(span, where, found)
-            if 2 <= len(span) <= 64 and not any(t[0] == span for t in found[before:]):
-                found.append((span, "code", where))
+            if 2 <= len(span) <= 64:
+                for i in range(before, len(found)):
+                    if found[i][0] == span:
+                        break
+                else:
+                    found.append((span, "code", where))
         else:
             joined.setdefault(source, []).append(text)
     for source, texts in joined.items():
-        _scan("\n".join(texts), cast("TokenSource", source), found)
+        _scan(texts[0] if len(texts) == 1 else "\n".join(texts), cast("TokenSource", source), found)
     best: dict[tuple[str, TokenKind], TokenSource] = {}
-    keep_strongest(best, (((token, kind), where) for token, kind, where in found))
+    rank = _RANK
+    for token, kind, where in found:  # keep_strongest(), without a tuple a token
+        seen = best.get((token, kind))
+        if seen is None or rank[where] < rank[seen]:
+            best[token, kind] = where
     return best
+
+
+_SPAN_SOURCE: dict[str, TokenSource] = {"code": "code", "code:definition": "definition", "code:heading": "heading"}
 
 
 def keep_strongest(best: dict[tuple[str, TokenKind], TokenSource],
