@@ -11,11 +11,11 @@
 -- input can raise, and sections_fts (porter-stemmed) matches its word forms. Stop words are
 -- dropped. Candidates are the bm25 top 25 over the cheapest phrases (rows they can match,
 -- within a budget, so common words cost little on a large index), the top 15 holding every
--- key term, the 10 strongest exact-token sections, and the Solution beside a Symptoms section
--- found; every one of these steps works through at most a few budgets of rows (`m`), however
--- large the index. Each candidate is then looked
--- up once per key term in sections_fts (a rowid seek) and in tokens (a primary key), so every
--- signal below counts terms by the same stemmer, and scored on the signals in `signal`. The
+-- key term, the 10 strongest exact-token sections, and the Solution beside a Symptoms (or
+-- Investigation) section found; every one of these steps works through at most a few budgets
+-- of rows (`m`), however large the index. Each candidate is then looked up once per key term
+-- in sections_fts (a rowid seek) and in tokens (a primary key), so every signal below counts
+-- terms by the same stemmer, and scored on the signals in `signal`. The
 -- snippet is cut from the section's first 20,000 characters around the first key word found
 -- there: its cost is bounded whatever the section holds.
 -- Layout: the steps form a chain, each naming the step before it once and otherwise only small
@@ -348,11 +348,11 @@ pool(id, bm, inbm) as materialized (
     select id, null, 0 from xcand)
   group by id
 ),
--- Candidates: the pools, and the answer beside a Symptoms section in the bm25 pools (see
--- `answer` below; found by the document's key within a few sections of it), bm25 normalised
--- to the best (1.0); an exact-token section outside the bm25 pools has its own bm25 (else it
--- would count as 0 against the sections holding only the query's common words). Per
--- candidate, what the signals need of the section: fw, the file name's words (before the
+-- Candidates: the pools, and the answer beside a Symptoms or Investigation section in the bm25
+-- pools (see `answer` below; found by the document's key within a few sections of it), bm25
+-- normalised to the best (1.0); an exact-token section outside the bm25 pools has its own
+-- bm25 (else it would count as 0 against the sections holding only the query's common words).
+-- Per candidate, what the signals need of the section: fw, the file name's words (before the
 -- folder's), nw how many, nhead the heading's words (stop words aside), nstop how many of the
 -- file name's words are stop words the query writes ("about" in tool-about.md).
 cand(id, document_id, bm_n, fw, nw, nhead, nstop) as materialized (
@@ -378,7 +378,8 @@ cand(id, document_id, bm_n, fw, nw, nhead, nstop) as materialized (
           join sections as a on a.document_id = y.document_id
             and a.ordinal between y.ordinal - 50 and y.ordinal + 50 and a.parent_id is y.parent_id and a.id <> y.id
           where y.id = p.id and p.inbm
-            and lower(trim(y.heading)) in (select cue from mdfts_roles where cue like 'symptom%')
+            and lower(trim(y.heading)) in (select cue from mdfts_roles where cue like 'symptom%'
+                                           union all select word from mdfts_roles where cue = 'why')
             and lower(trim(a.heading)) in (select word from mdfts_roles where cue = 'fix')))) as j) as u
     join sections_full as s on s.id = u.id
     group by u.id)
@@ -632,9 +633,12 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
 weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, page) as (
   select 2.0, 1.5, 1.0, 1.0, 1.5, 1.0, 0.5, -2.0, 1.5, 1.0, 1.0, 0.5
 ),
--- The score before `answer`; sym: a Symptoms heading, when the query describes something (two
--- or more words that are not identifiers) and does not ask for symptoms; ans: a Solution,
--- Resolution, Workaround, Mitigation or Fix heading (mdfts_roles, cue 'fix').
+-- The score before `answer`; sym: where a page describes its problem, when the query describes
+-- something (two or more words that are not identifiers) and does not ask for symptoms: a
+-- Symptoms heading, or one that diagnoses (Investigation, Cause: mdfts_roles, cue 'why') unless
+-- the query asks why (then it asks for that section, see `role`) or quotes it whole (`phrase`:
+-- a log line pasted from it); ans: a Solution, Resolution, Workaround, Mitigation or Fix
+-- heading (mdfts_roles, cue 'fix').
 base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms,
      document_id, parent_id, sym, ans, held, kpos, halt) as materialized (
   select g.id, w.bm * g.bm + w.cover * g.cover + w.exact * g.exact
@@ -642,7 +646,9 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
                + w.empty * g.empty + w.ident * g.ident,
     g.bm, g.cover, g.exact, g.hprec, g.file, g.phrase, g.role, g.empty, g.ident, g.nexact, g.nident, g.terms,
     s.document_id, s.parent_id,
-    lower(trim(s.heading)) in (select cue from mdfts_roles where cue like 'symptom%')
+    (lower(trim(s.heading)) in (select cue from mdfts_roles where cue like 'symptom%')
+     or (lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'why') and not g.phrase
+         and 'why' not in (select n from term)))
       and g.describes,
     lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'fix'), g.held, g.kpos,
     -- (halt: the path's file extension, see `close`)
@@ -695,9 +701,10 @@ close as materialized (
   -- to base would copy its whole tree into the statement SQLite compiles)
   from (select *, row_number() over (order by score0 desc, id) as rk from base) as b
 ),
--- answer: a Solution (Resolution, Workaround, ...) beside a Symptoms section under the same
--- heading takes the Symptoms' score and a hair more (in score points, not 0-1): a query that
--- describes a problem matches where the page restates it, but it asks for the fix.
+-- answer: a Solution (Resolution, Workaround, ...) beside a Symptoms or Investigation section
+-- under the same heading takes the better one's score and a hair more (in score points, not
+-- 0-1): a query that describes a problem matches where the page restates it (its symptoms, or
+-- the status and logs its investigation shows), but it asks for the fix.
 -- page: the share of the ten best candidates (by the score before near and answer: near only
 -- reorders the five best, so they are the same ten) that are other sections of the same page,
 -- 0 to 0.9: when the question's words are spread over one page, the answer is on that page,

@@ -18,6 +18,17 @@ from click.testing import CliRunner
 import mdfts
 from mdfts.cli import cli
 
+# A troubleshooting page whose Investigation, not its Symptoms, holds what a question describes.
+INVESTIGATION_PAGE = {
+    "guides/kiln-problems.md": (
+        "# Kiln problems\n\n## Firing runs long\n\n### Symptoms\n\nA glaze firing takes hours longer than "
+        "the schedule says.\n\n### Investigation\n\nRead the controller log: the zone two thermocouple "
+        "reads low and the relay clicks every few seconds while the element stays cold.\n\n"
+        "### Solution\n\nReplace the zone two relay, then fire an empty load to check it.\n"),
+    "guides/glazes.md": "# Glazes\n\n## Mixing\n\nSieve every glaze twice before a firing.\n",
+    **{f"notes/n{i}.md": f"# Note {i}\n\n## Clay\n\nClay for bench {i} is wrapped in plastic.\n" for i in range(4)},
+}
+
 # name → (files, query, expected first hit as (path, heading); heading None: any section of it)
 CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
     # CamelCase siblings sharing a prefix: the name's parts name its own page, not a sibling.
@@ -123,6 +134,13 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
             "guides/glazes.md": "# Glazes\n\n## Mixing\n\nSieve every glaze twice before a firing.\n",
         },
         "kiln stalls halfway through a glaze firing",
+        ("guides/kiln-problems.md", "Solution"),
+    ),
+    # The same when the description matches the page's Investigation (the log and status it
+    # shows) rather than its Symptoms: the question asks for the fix.
+    "investigation-then-solution": (
+        INVESTIGATION_PAGE,
+        "the relay keeps clicking and the zone two thermocouple reads low",
         ("guides/kiln-problems.md", "Solution"),
     ),
     # A kebab-case flag of three parts is an identifier: the one section that holds it beats
@@ -474,6 +492,16 @@ def test_mechanism_first_hit(tmp_path: Path, case: str) -> None:
     db = build_case(tmp_path, files)
     hits = mdfts.search(db, q, limit=3)
     assert [(h.path, h.heading if first[1] is not None else None) for h in hits][:1] == [first]
+
+
+@pytest.mark.parametrize(
+    "query", ["zone two thermocouple reads low", "why does the zone two thermocouple read low"],
+    ids=["quotes-it", "asks-why"])
+def test_investigation_asked_for_is_not_passed_to_the_solution(tmp_path: Path, query: str) -> None:
+    """A question that quotes the Investigation (a log line pasted from it) or asks why asks for
+    that section itself: the Solution beside it takes no `answer` credit from it."""
+    db = build_case(tmp_path, INVESTIGATION_PAGE)
+    assert [h.heading for h in mdfts.search(db, query, limit=1)] == ["Investigation"]
 
 
 def test_absent_identifier_is_not_passed_off_as_a_hit(tmp_path: Path) -> None:
