@@ -48,7 +48,9 @@ group by n.norm having count(distinct r.section_id) > 1 order by n.norm;
 -- "same", "own" or "against" in a question weigh nothing rather than the idf of a word the docs
 -- seldom write. Left out of that list: its single letters, and up, down, off, out, over, under,
 -- which make another verb of the one before them or name a state in ops writing ("scale down",
--- "turn off", "the mons are up").
+-- "turn off", "the mons are up"). Added to it: the contractions of its words that it lacks
+-- (what's, i'm, there's, can't, ...): "what's wrong" weighed "what's" as a word the docs
+-- seldom write (search.sql reads a typographic apostrophe as ').
 create table mdfts_stopwords (word text primary key) without rowid;
 insert into mdfts_stopwords values
   ('a'), ('about'), ('above'), ('after'), ('again'), ('against'), ('ain'), ('all'), ('am'), ('an'),
@@ -71,7 +73,13 @@ insert into mdfts_stopwords values
   ('weren''t'), ('what'), ('whats'), ('when'), ('where'), ('which'), ('while'), ('who'), ('whom'),
   ('why'), ('will'), ('with'), ('won'), ('won''t'), ('would'), ('wouldn'), ('wouldn''t'), ('you'),
   ('you''d'), ('you''ll'), ('you''re'), ('you''ve'), ('your'), ('yours'), ('yourself'),
-  ('yourselves');
+  ('yourselves'),
+  ('can''t'), ('he''d'), ('he''ll'), ('he''s'), ('here''s'), ('how''d'), ('how''s'), ('i''d'),
+  ('i''ll'), ('i''m'), ('i''ve'), ('it''d'), ('it''ll'), ('she''d'), ('she''ll'), ('that''d'),
+  ('that''s'), ('there''d'), ('there''ll'), ('there''s'), ('they''d'), ('they''ll'), ('they''re'),
+  ('they''ve'), ('we''d'), ('we''ll'), ('we''re'), ('we''ve'), ('what''d'), ('what''ll'),
+  ('what''re'), ('what''s'), ('when''s'), ('where''d'), ('where''s'), ('who''d'), ('who''ll'),
+  ('who''re'), ('who''s'), ('why''s');
 
 -- Words that name the same thing in technical and ops writing; a search matches any word of a
 -- group for any other (porter already matches plurals and verb forms, so those need no row).

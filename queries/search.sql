@@ -31,9 +31,11 @@
 -- condition) computes both sides, whatever the first one says: a costly test goes behind a CASE
 -- (`case when a then b else 0 end`), which stops at the first branch that holds.
 with
+-- The text: tabs and line breaks read as spaces, a typographic apostrophe as ' (don’t is the
+-- stop word don't), at most 2,000 characters.
 q(s, lim, explain) as (
-  select substr(replace(replace(replace(cast(coalesce(:q, '') as text),
-         char(9), ' '), char(10), ' '), char(13), ' '), 1, 2000),
+  select substr(replace(replace(replace(replace(cast(coalesce(:q, '') as text),
+         char(9), ' '), char(10), ' '), char(13), ' '), char(8217), ''''), 1, 2000),
     coalesce(nullif(:limit, ''), 10), :explain
 ),
 raw(pos, v) as (

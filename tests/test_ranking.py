@@ -549,6 +549,17 @@ def query_idfs(tmp_path: Path, files: dict[str, str], query: str) -> dict[str, f
     return {t["term"]: t["idf"] for t in hit.explain["terms"]}
 
 
+def test_a_contraction_of_a_stop_word_weighs_nothing(tmp_path: Path) -> None:
+    """"what's", "I'm" and "don’t" (typographic apostrophe) are function words like "what" and
+    "don't": no key term, though the docs seldom write them (a rare word's idf, else)."""
+    files = {
+        "kiln/news.md": "# Kiln log\n\n## What's new\n\nWhat's new: I'm told the relay is fixed; don't open it.\n",
+        **{f"notes/n{i}.md": f"# Note {i}\n\n## Relay\n\nThe relay of kiln {i} clicks.\n" for i in range(4)},
+    }
+    idf = query_idfs(tmp_path, files, "what's wrong, I'm sure the relay don’t click")
+    assert sorted(idf) == ["click", "relay", "sure", "wrong"]
+
+
 def test_a_short_plural_gets_its_stems_weight(tmp_path: Path) -> None:
     """Porter drops the s of a three-letter word (ops → op): its df is the stem's, so a word in
     most sections is not weighed as one in none (the rarest term of the query)."""
