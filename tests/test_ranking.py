@@ -684,3 +684,16 @@ def test_a_common_phrase_stands_in_the_and_as_its_rarest_word(tmp_path: Path) ->
         (and_,) = conn.execute(steps + "\nselect all_ from m", {"q": "kiln-shelf lamp-wick", "limit": 10,
                                                                  "explain": None}).fetchone()
     assert and_ == '("kiln-shelf") AND ("wick")'  # (lamp is also in the folder's name)
+
+
+def test_role_is_the_heading_not_the_text(tmp_path: Path) -> None:
+    """`role` counts a role word (Mitigation, Workaround, ...) in the heading only: a section that
+    names one in its text, after a section whose heading holds one, earns no role."""
+    db = build_case(tmp_path, {"alerts/kiln.md": (
+        "# Kiln\n\n## Mitigation\n\nOpen the kiln vent.\n\n"
+        "## Relay\n\nThe kiln relay: a workaround is to open the vent by hand.\n")})
+    role = {}
+    for h in mdfts.search(db, "fix kiln", limit=5, explain=True):
+        assert h.explain is not None
+        role[h.heading] = h.explain["signals"]["role"]["value"]
+    assert (role["Mitigation"], role["Relay"]) == (1, 0)
