@@ -135,6 +135,85 @@ insert into mdfts_synonyms (grp, word) values
   (42, 'previous'), (42, 'prior');
 create index mdfts_synonyms_word on mdfts_synonyms(word, grp);
 
+-- Phrasal verbs: a verb and its particle that the docs usually write as one verb ("turn off"
+-- where they say "disable", "get rid of" for "remove", "spin up" for "create"), the common ones
+-- of software and ops writing, from general English usage (not from any query set). A query
+-- that writes the verb and then the particle also searches the single verbs; a verb or a
+-- particle alone does not ("the mons are up"). Where the pair is also written as one word
+-- (rollback, setup, login) the compound rule in search.sql finds that; the verb's first
+-- content word is the particle when the verb is a stop word ("get rid": of is not needed).
+create table mdfts_phrasal (
+  verb     text not null,   -- the query's verb, lower-case, as written
+  particle text not null,   -- the word right after it
+  word     text not null,   -- a single verb the docs write instead (matched by its stem)
+  primary key (verb, particle, word)
+) without rowid;
+insert into mdfts_phrasal (verb, particle, word) values
+  ('turn', 'off', 'disable'), ('turn', 'off', 'deactivate'),
+  ('turn', 'on', 'enable'), ('turn', 'on', 'activate'),
+  ('switch', 'off', 'disable'), ('switch', 'off', 'deactivate'),
+  ('switch', 'on', 'enable'), ('switch', 'on', 'activate'),
+  ('shut', 'down', 'stop'), ('shut', 'down', 'halt'),
+  ('shut', 'off', 'disable'), ('shut', 'off', 'stop'),
+  ('power', 'off', 'shutdown'), ('power', 'off', 'stop'),
+  ('power', 'on', 'boot'), ('power', 'on', 'start'),
+  ('start', 'up', 'start'), ('start', 'up', 'boot'), ('start', 'up', 'launch'),
+  ('boot', 'up', 'boot'), ('boot', 'up', 'start'),
+  ('bring', 'up', 'start'), ('bring', 'up', 'launch'),
+  ('bring', 'down', 'stop'), ('bring', 'down', 'shutdown'),
+  ('spin', 'up', 'create'), ('spin', 'up', 'start'), ('spin', 'up', 'launch'), ('spin', 'up', 'provision'),
+  ('spin', 'down', 'stop'), ('spin', 'down', 'terminate'),
+  ('kick', 'off', 'start'), ('kick', 'off', 'trigger'), ('kick', 'off', 'launch'),
+  ('stand', 'up', 'create'), ('stand', 'up', 'deploy'), ('stand', 'up', 'provision'),
+  ('set', 'up', 'configure'), ('set', 'up', 'install'),
+  ('tear', 'down', 'destroy'), ('tear', 'down', 'delete'), ('tear', 'down', 'remove'),
+  ('take', 'down', 'stop'), ('take', 'down', 'disable'), ('take', 'down', 'remove'),
+  ('take', 'out', 'remove'),
+  ('get', 'rid', 'remove'), ('get', 'rid', 'delete'),
+  ('clean', 'up', 'remove'), ('clean', 'up', 'delete'), ('clean', 'up', 'purge'),
+  ('clear', 'out', 'remove'), ('clear', 'out', 'delete'), ('clear', 'out', 'purge'),
+  ('wipe', 'out', 'erase'), ('wipe', 'out', 'delete'),
+  ('phase', 'out', 'deprecate'), ('phase', 'out', 'retire'), ('phase', 'out', 'remove'),
+  ('filter', 'out', 'exclude'), ('filter', 'out', 'remove'),
+  ('leave', 'out', 'omit'), ('leave', 'out', 'exclude'),
+  ('roll', 'back', 'revert'), ('roll', 'back', 'undo'), ('roll', 'back', 'downgrade'),
+  ('back', 'out', 'revert'), ('back', 'out', 'undo'),
+  ('roll', 'out', 'deploy'), ('roll', 'out', 'release'),
+  ('roll', 'over', 'rotate'),
+  ('look', 'up', 'find'), ('look', 'up', 'search'), ('look', 'up', 'query'),
+  ('look', 'into', 'investigate'), ('look', 'into', 'troubleshoot'), ('look', 'into', 'debug'),
+  ('look', 'at', 'inspect'), ('look', 'at', 'view'), ('look', 'at', 'examine'),
+  ('track', 'down', 'find'), ('track', 'down', 'locate'), ('track', 'down', 'diagnose'),
+  ('find', 'out', 'determine'), ('find', 'out', 'discover'),
+  ('figure', 'out', 'determine'), ('figure', 'out', 'discover'),
+  ('sort', 'out', 'resolve'), ('sort', 'out', 'fix'),
+  ('log', 'in', 'authenticate'),
+  ('log', 'into', 'login'), ('log', 'into', 'authenticate'),
+  ('sign', 'in', 'login'), ('sign', 'in', 'authenticate'),
+  ('sign', 'out', 'logout'),
+  ('sign', 'up', 'register'),
+  ('hook', 'up', 'connect'), ('hook', 'up', 'integrate'),
+  ('plug', 'in', 'connect'), ('plug', 'in', 'install'),
+  ('opt', 'out', 'disable'),
+  ('opt', 'in', 'enable'),
+  ('lock', 'down', 'restrict'), ('lock', 'down', 'harden'), ('lock', 'down', 'secure'),
+  ('free', 'up', 'release'), ('free', 'up', 'reclaim'),
+  ('scale', 'up', 'increase'),
+  ('scale', 'down', 'reduce'), ('scale', 'down', 'decrease'),
+  ('turn', 'up', 'increase'), ('turn', 'up', 'raise'),
+  ('turn', 'down', 'reduce'), ('turn', 'down', 'decrease'), ('turn', 'down', 'lower'),
+  ('speed', 'up', 'accelerate'), ('speed', 'up', 'optimize'),
+  ('swap', 'out', 'replace'),
+  ('fill', 'in', 'enter'), ('fill', 'in', 'provide'), ('fill', 'in', 'specify'),
+  ('pass', 'in', 'provide'), ('pass', 'in', 'specify'), ('pass', 'in', 'supply'),
+  ('bring', 'back', 'restore'), ('bring', 'back', 'recover'),
+  ('get', 'back', 'restore'), ('get', 'back', 'recover'),
+  ('carry', 'out', 'perform'), ('carry', 'out', 'execute'), ('carry', 'out', 'run'),
+  ('run', 'into', 'encounter'),
+  ('run', 'out', 'exhaust'),
+  ('go', 'down', 'fail'), ('go', 'down', 'crash'),
+  ('time', 'out', 'expire');
+
 -- What a question asks for, by the section's role: a query holding a cue word ("how do I fix
 -- X") prefers a section whose heading holds one of its role words (Mitigation, Solution).
 create table mdfts_roles (

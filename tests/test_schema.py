@@ -39,6 +39,7 @@ TABLES = {
     "mdfts_stopwords": ["word"],
     "mdfts_synonyms": ["grp", "word"],
     "mdfts_roles": ["cue", "word"],
+    "mdfts_phrasal": ["verb", "particle", "word"],
     "mdfts_meta": ["key", "value"],
     "mdfts_queries": ["name", "title", "description", "params", "sql"],
 }
