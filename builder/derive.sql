@@ -142,13 +142,17 @@ create index mdfts_synonyms_word on mdfts_synonyms(word, grp);
 -- particle alone does not ("the mons are up"). Where the pair is also written as one word
 -- (rollback, setup, login) the compound rule in search.sql finds that; the verb's first
 -- content word is the particle when the verb is a stop word ("get rid": of is not needed).
+-- Each verb is stored in its regular forms (turn, turns, turned, turning; set, setting;
+-- scale, scaled, scaling), so a search finds a form by primary key; a few of the forms made
+-- by rule are no words (turnned): no query writes them.
 create table mdfts_phrasal (
-  verb     text not null,   -- the query's verb, lower-case, as written
+  verb     text not null,   -- the query's verb, lower-case, in each of its regular forms
   particle text not null,   -- the word right after it
   word     text not null,   -- a single verb the docs write instead (matched by its stem)
   primary key (verb, particle, word)
 ) without rowid;
-insert into mdfts_phrasal (verb, particle, word) values
+create temp table phrasal (verb text, particle text, word text);
+insert into temp.phrasal (verb, particle, word) values
   ('turn', 'off', 'disable'), ('turn', 'off', 'deactivate'),
   ('turn', 'on', 'enable'), ('turn', 'on', 'activate'),
   ('switch', 'off', 'disable'), ('switch', 'off', 'deactivate'),
@@ -213,6 +217,21 @@ insert into mdfts_phrasal (verb, particle, word) values
   ('run', 'out', 'exhaust'),
   ('go', 'down', 'fail'), ('go', 'down', 'crash'),
   ('time', 'out', 'expire');
+insert or ignore into mdfts_phrasal (verb, particle, word)
+select form, particle, word from (
+  select case r.k when 0 then p.verb when 1 then p.verb || 's' when 2 then p.verb || 'es'
+                  when 3 then p.verb || 'ed' when 4 then p.verb || 'ing'
+                  -- (a final consonant doubled: setting, logged; an e dropped: scaled, scaling)
+                  when 5 then p.verb || substr(p.verb, -1) || 'ing'
+                  when 6 then p.verb || substr(p.verb, -1) || 'ed'
+                  when 7 then case when p.verb glob '*e' then p.verb || 'd' end
+                  else case when p.verb glob '*e' then substr(p.verb, 1, length(p.verb) - 1) || 'ing' end
+         end as form, p.particle, p.word
+  from temp.phrasal as p,
+       (select 0 as k union all select 1 union all select 2 union all select 3 union all select 4
+        union all select 5 union all select 6 union all select 7 union all select 8) as r)
+where form is not null;
+drop table temp.phrasal;
 
 -- What a question asks for, by the section's role: a query holding a cue word ("how do I fix
 -- X") prefers a section whose heading holds one of its role words (Mitigation, Solution).

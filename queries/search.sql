@@ -147,8 +147,10 @@ part(pos, w, df, idf, wide, t, n, strong, ident, tok, prv, nxt, asksym) as mater
 -- it matches only as written), its
 -- FTS5 expression (the quoted term, ORed with its synonyms' words - a plural finds its
 -- singular's group, a singular its plural's: check finds the group of checks, as porter makes
--- them one word - and with the compound it makes with a neighbour, when the index holds
--- it: "roll back" finds Rollback, "set up" finds setup) and the query's total idf; nparts:
+-- them one word - with the compound it makes with a neighbour, when the index holds it: "roll
+-- back" finds Rollback, "set up" finds setup - and, for a phrasal verb's verb and particle,
+-- with the single verbs the docs write instead: "turn off" finds disable, by each of its two
+-- words, as a compound does; mdfts_phrasal) and the query's total idf; nparts:
 -- how many words the term has; jw: 1, or 1/2 for each of two words making such a compound;
 -- wide: more than half of the sections hold each of its words in their own text, not only in
 -- their path (term_df.wide: a product's own name in its docs, not a folder's), unless every
@@ -191,9 +193,18 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
            else max(part.idf) end as idf,
       count(*) as nparts, min(part.wide) as wide, substr(min(printf('%012d', part.df) || part.w), 13) as rw,
       coalesce((
-        select group_concat(' OR "' || s2.word || '"', '')
-        from mdfts_synonyms as s1 join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
-        where s1.word in (part.n, rtrim(part.n, 's'), part.n || 's')), '') as syn,
+        select group_concat(' OR "' || w || '"', '') from (
+          select s2.word as w
+          from mdfts_synonyms as s1 join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
+          where s1.word in (part.n, rtrim(part.n, 's'), part.n || 's')
+          union all
+          -- (a phrasal verb, mdfts_phrasal: the verb, in a regular form, then its particle, and
+          -- each of the two finds the single verbs, as both words of a compound find it; the
+          -- verb or the particle alone finds nothing more: "the mons are up")
+          select distinct ph.word
+          from (select part.n as v, part.nxt as p union all select part.prv, part.n) as x
+          join mdfts_phrasal as ph on ph.verb = x.v and ph.particle = x.p
+          where ph.word <> part.n)), '') as syn,
       -- (the compounds, space-separated: letters and digits only)
       (select group_concat(j.w, ' ')
        from (select part.prv || part.n as w union all select part.n || part.nxt) as j

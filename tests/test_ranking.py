@@ -473,6 +473,20 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "shelf wash recipe",
         ("kiln/care.md", "Shelf wash recipe"),
     ),
+    # A phrasal verb finds the single verb the docs write (mdfts_phrasal): "turn off" finds
+    # "Disable", which beats a section that holds "turn" on its own.
+    "phrasal-verb": (
+        {
+            "kiln/vent.md": (
+                "# Vent\n\n## Disabling the vent\n\nDisable the kiln vent at the wall panel before a "
+                "reduction firing, and enable it again once the kiln has cooled.\n\n## Vent position\n\n"
+                "Turn the kiln vent a quarter to the left for a slow cool, and back to the right for a "
+                "fast one.\n"),
+            **{f"notes/n{i}.md": f"# Note {i}\n\n## Clay\n\nClay for bench {i} is wedged by hand.\n" for i in range(4)},
+        },
+        "how do I turn off the kiln vent?",
+        ("kiln/vent.md", "Disabling the vent"),
+    ),
 }
 
 
@@ -540,6 +554,21 @@ def test_explain_marks_stems(tmp_path: Path) -> None:
     assert hit.explain is not None
     assert hit.explain["terms"] == [{"term": "firings", "idf": hit.explain["terms"][0]["idf"],
                                      "identifier": False, "match": "stem"}]
+
+
+def test_a_phrasal_verb_finds_its_single_verb_only_as_a_pair(tmp_path: Path) -> None:
+    """"turn off" finds Disable by both its words; "turn" or "off" alone, or the two apart, do not."""
+    files, _, _ = CASES["phrasal-verb"]
+    db = build_case(tmp_path, files)
+
+    def matches(q: str) -> dict[str, str]:
+        (hit,) = [h for h in mdfts.search(db, q, limit=10, explain=True) if h.heading == "Disabling the vent"]
+        assert hit.explain is not None
+        return {t["term"]: t["match"] for t in hit.explain["terms"]}
+
+    assert matches("turning off kiln vent") == {"turning": "stem", "off": "stem", "kiln": "exact", "vent": "exact"}
+    assert matches("turn kiln vent off") == {"turn": "none", "off": "none", "kiln": "exact", "vent": "exact"}
+    assert matches("kiln vent turn") == {"turn": "none", "kiln": "exact", "vent": "exact"}
 
 
 def query_idfs(tmp_path: Path, files: dict[str, str], query: str) -> dict[str, float]:
