@@ -239,10 +239,15 @@ def space_by_table(db: Path) -> list[tuple[str, int]]:
 
 # --- queries ---------------------------------------------------------------------------------------
 
+# Role questions take another path through search.sql (`role`), which the other kinds never reach.
+_ROLE_FORMS = ("how do I fix {}", "why does {} fail", "what does {} mean")
+
+
 def realistic_queries(db: Path, n: int, seed: int = 7) -> list[str]:
     """`n` queries of the kinds people type, drawn from the index: heading words, questions,
-    exact tokens alone and with words, and words from a section's text; plus the bundled
-    labelled queries when the index holds the sample."""
+    questions that ask for a section's role ("how do I fix …", "why does … fail"), exact tokens
+    alone and with words, and words from a section's text; plus the bundled labelled queries
+    when the index holds the sample."""
     rng = random.Random(seed)
     conn = connect(db)
     headings = [h for (h,) in conn.execute("select heading from sections where level > 0 order by id")]
@@ -257,6 +262,7 @@ def realistic_queries(db: Path, n: int, seed: int = 7) -> list[str]:
     makers: list[Callable[[], str]] = [
         lambda: " ".join(words(rng.choice(headings))[:4]),
         lambda: "how do I " + " ".join(words(rng.choice(headings))[:3]),
+        lambda: rng.choice(_ROLE_FORMS).format(" ".join(words(rng.choice(headings))[:2])),
         lambda: rng.choice(toks)[0],
         lambda: " ".join([(t := rng.choice(toks))[0], *words(t[1])[:2]]),
         lambda: " ".join(rng.sample(ws, min(3, len(ws)))) if (ws := words(rng.choice(bodies))) else "",
