@@ -49,20 +49,25 @@ raw(pos, v) as (
 -- index (anything but a plain code span or a kebab name of one or two parts: a kebab name of
 -- three or more, like a feature flag, is as specific as any identifier); ident: it is one, or is shaped like
 -- one though no section holds it (camelCase, snake_case, a --flag, dotted.name, letters with
--- digits): a hit that holds none of the query's identifiers is flagged (`exact` = 0); stop: a
+-- digits): a hit that holds none of the query's identifiers is flagged (`exact` = 0), but a
+-- word of two letters or more with a version number (HTTP/2, TLS1.2, IPv6, python3: `ver`) is
+-- none: it names a protocol or a release, a common word of the field that the docs write in
+-- prose and apart ("HTTP 2"), not one thing, so the page whose code block holds it as a token
+-- is not the page about it; it keeps its weight as a token (strong) but matches by its words,
+-- while one letter and a number (E1693, K2041, x509, v2) stays a code; stop: a
 -- stop word; tok: some section holds it as an exact token (else the per-candidate token lookups
 -- below are skipped); allstop: every term is a stop word; prv, nxt: the lower-case terms
 -- written just before and after it (NULL when there is none), for compounds.
 term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt, asksym) as materialized (
   select pos, t, n, strong,
-    strong or t glob '*[a-z][A-Z]*' or t glob '*[A-Za-z0-9]_[A-Za-z0-9]*' or t glob '--[A-Za-z]*'
-      or t glob '*[A-Za-z].[A-Za-z]*' or (t glob '*[A-Za-z]*' and t glob '*[0-9]*' and length(t) >= 4),
+    not ver and (strong or t glob '*[a-z][A-Z]*' or t glob '*[A-Za-z0-9]_[A-Za-z0-9]*' or t glob '--[A-Za-z]*'
+      or t glob '*[A-Za-z].[A-Za-z]*' or (t glob '*[A-Za-z]*' and t glob '*[0-9]*' and length(t) >= 4)),
     stop, strong or exists (select 1 from tokens as tk where tk.norm = n), min(stop) over (),
     case when lag(pos) over (order by pos) = pos - 1 then lag(n) over (order by pos) end,
     case when lead(pos) over (order by pos) = pos + 1 then lead(n) over (order by pos) end,
     max(sym) over ()
   from (
-    select pos, t, n,
+    select pos, t, n, ver,
       -- (token_df says it for a token of two sections or more; else its rows are few)
       coalesce((select strong from token_df where norm = n),
                exists (select 1 from tokens as tk where tk.norm = n and tk.kind not in ('name', 'code')))
@@ -70,9 +75,14 @@ term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt, asksym) as material
       n in (select word from mdfts_stopwords) as stop,
       n in (select cue from mdfts_roles where cue like 'symptom%') as sym
     from (
+      select *,
+        -- (ver: a word of two letters or more with a version number, HTTP/2, TLS1.2, IPv6)
+        n glob '*[0-9]' and length(rtrim(rtrim(n, '0123456789.'), '/-')) >= 2
+          and rtrim(rtrim(n, '0123456789.'), '/-') not glob '*[^a-z]*' as ver
+      from (
       select min(pos) as pos, max(t) as t, lower(t) as n
       from (select pos, rtrim(ltrim(v, '"''`([{<'), '"''`)]}>.,:;!?') as t from raw)
-      where t <> '' group by lower(t))
+      where t <> '' group by lower(t)))
     -- (an OFFSET keeps SQLite from flattening this into the select above, which would copy
     -- the token lookups into each place that names `strong`)
     limit -1 offset 0)
@@ -455,8 +465,9 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
       hit.describes, hit.kpos,
       -- an identifier the index holds counts only as written (PAYMENTS_DB_URL is not found in
       -- PAYMENTS_DB_URL_RO, though FTS5 finds its words there in a row), or, for a CamelCase
-      -- one, by a heading that writes its words apart ("Door Left Open" for DoorLeftOpen)
-      case when hit.strong then hit.ev is not null or (hit.split and coalesce(hit.b & 8, 0) > 0)
+      -- one, by a heading that writes its words apart ("Door Left Open" for DoorLeftOpen); a
+      -- version word (not `ident`, see term) by its words, as FTS5 finds them: HTTP 2 for HTTP/2
+      case when hit.strong and hit.ident then hit.ev is not null or (hit.split and coalesce(hit.b & 8, 0) > 0)
            else hit.b is not null end as any_,
       coalesce(hit.b & 2, 0) > 0 as in_file, coalesce(hit.b & 4, 0) > 0 as in_doc,
       coalesce(hit.b & 8, 0) > 0 as in_head,

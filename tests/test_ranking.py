@@ -487,6 +487,27 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "how do I turn off the kiln vent?",
         ("kiln/vent.md", "Disabling the vent"),
     ),
+    # A word with a version number (firelink/2, as HTTP/2 or TLS1.2) names a protocol, a common
+    # word of the field, not one thing: the page whose code block writes it is not the page
+    # about it (each of its sections took the identifier's full credit), and the FAQ that
+    # writes it apart ("firelink 2") holds it too.
+    "version-word-is-no-identifier": (
+        {
+            "kiln/network.md": (
+                "# Kiln network\n\n## Controller link\n\nThe controller talks to the kiln panel over the "
+                "link, firelink/2 where the panel allows it:\n\n```\nlink mode firelink/2\n```\n\n"
+                "## Panel address\n\nSet the panel address before the first firing; the hub keeps it.\n\n"
+                "## Cables\n\nUse shielded cable from the controller to the panel, and keep it away from "
+                "the elements.\n"),
+            "kiln/faq.md": (
+                "# Kiln FAQ\n\n## Why does the controller drop its link?\n\nA shared hub may not speak "
+                "firelink 2: the link falls back and drops under load. Plug the controller straight into "
+                "the panel.\n\n## Cone chart\n\nRead the cone chart on the kiln door.\n"),
+            **{f"notes/n{i}.md": f"# Note {i}\n\n## Clay\n\nClay for bench {i} is wrapped in plastic.\n" for i in range(4)},
+        },
+        "controller keeps dropping its link behind a shared hub without firelink/2",
+        ("kiln/faq.md", "Why does the controller drop its link?"),
+    ),
 }
 
 
@@ -527,6 +548,15 @@ def test_absent_identifier_is_not_passed_off_as_a_hit(tmp_path: Path) -> None:
     assert named[0].exact is True
     plain = mdfts.search(db, "queue mitigation", limit=1)  # no identifier: nothing to flag
     assert plain[0].exact is True
+
+
+def test_a_version_word_is_no_identifier_but_a_code_is(tmp_path: Path) -> None:
+    files, _, _ = CASES["version-word-is-no-identifier"]
+    db = build_case(tmp_path, {**files, "kiln/codes.md": "# Codes\n\n## K2041\n\nThe panel shows K2041 when the door is open.\n"})
+    versioned = mdfts.search(db, "hub without firelink/2", limit=3)
+    assert versioned and all(h.exact is True for h in versioned)  # nothing to flag: no identifier
+    coded = mdfts.search(db, "panel K2041", limit=3)  # one letter and a number: a code, still exact
+    assert coded[0].heading == "K2041" and [h.exact for h in coded][1:] == [False] * (len(coded) - 1)
 
 
 def test_explain_comes_from_the_same_sql(tmp_path: Path) -> None:
