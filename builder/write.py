@@ -29,22 +29,24 @@ if TYPE_CHECKING:
 _BATCH_CHARS = 1 << 20
 _BATCH_TOKENS = 20_000
 
-# The index's page size, and the build file's for a build of many files: VACUUM INTO copies the
-# rows into fresh b-trees of _PAGE_SIZE pages, so the index is the same bytes whatever pages the
-# build file had, and inserting into 64 KiB ones (fewer b-tree pages to split and write) cost ~8%
-# less write CPU. Not for a few files: every table and index takes a page at least (~1.5 MB of
-# build file for a tiny index, which then no longer fits where its index would).
+# The build file's page size, 64 KiB for a build of many files: VACUUM INTO copies the rows into
+# fresh b-trees of the index's pages, so the index is the same bytes whatever pages the build
+# file had, and inserting into 64 KiB ones (fewer b-tree pages to split and write) cost ~8% less
+# write CPU. Not for a few files: every table and index takes a page at least (~1.5 MB of build
+# file for a tiny index, which then no longer fits where its index would).
 _PAGE_SIZE = 4096
 _BUILD_PAGE_SIZE = 65536
 BIG_PAGES_FROM = 256  # files
 
-# The index's page size when its docs are big: each b-tree page leaves what its next row does not
-# fit unused (a few hundred bytes a 4 KiB page of sections), so 16 KiB pages made the 20 MB
-# bench corpus's index 3.3% smaller (and its searches ~4% cheaper: fewer levels to walk). Not for
-# small docs: the ~25 tables and indexes take a page each at least, 12 KiB more each, which is
-# more than the slack saved below a few MB (rook-docs, 1.3 MB: +0.2%; the sample: +44%).
-_BIG_PAGE_SIZE = 16384
-BIG_INDEX_FROM = 4_000_000  # bytes of markdown (documents.bytes)
+# The index's page sizes: VACUUM INTO writes it in each, and the smallest file is kept (the first
+# on a tie). A b-tree page leaves what its next row does not fit unused, so which size wastes
+# least depends on the rows, not on the docs' total: sections of ~2.5 KB go one to a 4 KiB page
+# and three to an 8 KiB one, and every table and index takes a page at least (the sample: +41% at
+# 16 KiB). tldr-common is smallest at 8 KiB (-3.6%), the 20 MB bench at 16 KiB, most docs at 4.
+# 1-2 KiB pages were smaller for some (argo-cd-docs -2.6% at 1 KiB) but cost searches +3% CPU;
+# 32 KiB saved 0.3% at 100k sections only. VACUUM INTO writes the same bytes for the same rows,
+# so the choice is reproducible; the extra VACUUMs cost 1.5-3% of a build's CPU (docs/schema.md).
+_INDEX_PAGE_SIZES = (4096, 8192, 16384)
 
 # sections' stored columns; the view `sections_full` adds title, trail and file_words.
 # (anchor, prev_id, next_id and chars are generated from these: see schema.sql)
@@ -308,13 +310,14 @@ def temp_paths(out: Path) -> tuple[Path, Path]:
     return out.with_name(stem + ".build.tmp"), out.with_name(stem + ".tmp")
 
 
-# A build's own files beside `out`: .NAME.PID.build.tmp (rows), .NAME.PID.tmp (VACUUM INTO), and
+# A build's own files beside `out`: .NAME.PID.build.tmp (rows), .NAME.PID.tmp (VACUUM INTO),
+# .NAME.PID.try.tmp (VACUUM INTO in another page size, kept when smaller), and
 # the -journal SQLite keeps beside either while it writes (VACUUM INTO makes one for its target).
 _SIDE_FILES = ("", "-journal", "-wal", "-shm")
 
 
 def _temp_name(out: Path) -> re.Pattern[str]:
-    return re.compile(rf"\.{re.escape(out.name)}\.(\d+)\.(?:build\.)?tmp(?:-journal|-wal|-shm)?")
+    return re.compile(rf"\.{re.escape(out.name)}\.(\d+)\.(?:build\.|try\.)?tmp(?:-journal|-wal|-shm)?")
 
 
 def remove_stale_temps(out: Path) -> None:
@@ -382,6 +385,7 @@ class IndexWriter:
             raise MdftsError(f"{out.parent}: folder is not writable")
         remove_stale_temps(out)
         self.build_tmp, self.final_tmp = temp_paths(out)
+        self.try_tmp = self.final_tmp.with_suffix(".try.tmp")  # .NAME.PID.try.tmp
         try:
             self._open()
         except BaseException:  # a full disk at the first write: leave no empty temp file behind
@@ -403,7 +407,7 @@ class IndexWriter:
         self._pending_chars = 0
 
     def _open(self) -> None:
-        for p in (self.build_tmp, self.final_tmp):
+        for p in (self.build_tmp, self.final_tmp, self.try_tmp):
             p.unlink(missing_ok=True)
         try:
             # URI filenames on, for attach_previous()'s read-only, immutable ATTACH.
@@ -441,9 +445,33 @@ class IndexWriter:
                 db.close()
             except sqlite3.Error:
                 pass
-        for p in (self.build_tmp, self.final_tmp):
+        for p in (self.build_tmp, self.final_tmp, self.try_tmp):
             for side in _SIDE_FILES:
                 p.with_name(p.name + side).unlink(missing_ok=True)
+
+    def _try_page_sizes(self) -> None:
+        """Rewrite final_tmp in each other size of _INDEX_PAGE_SIZES that could be smaller, keeping
+        the smallest file. Each is written from final_tmp, after the build file is gone: one
+        index's worth of disk more at most."""
+        best = self.final_tmp.stat().st_size
+        conn = sqlite3.connect(f"{self.final_tmp.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            # every b-tree takes a page at least (page 1 is sqlite_schema's): a bound, not a guess
+            trees = 1 + conn.execute("select count(*) from sqlite_schema where rootpage > 0").fetchone()[0]
+            for size in _INDEX_PAGE_SIZES[1:]:
+                if trees * size >= best:
+                    continue
+                conn.execute(f"pragma page_size = {size}")
+                conn.execute("vacuum into ?", (str(self.try_tmp),))
+                if self.try_tmp.stat().st_size >= best:
+                    self.try_tmp.unlink()
+                    continue
+                best = self.try_tmp.stat().st_size
+                conn.close()
+                os.replace(self.try_tmp, self.final_tmp)
+                conn = sqlite3.connect(f"{self.final_tmp.resolve().as_uri()}?mode=ro", uri=True)
+        finally:
+            conn.close()
 
     def add(self, doc: Document) -> None:
         """Insert one document with its sections and exact tokens."""
@@ -702,15 +730,14 @@ class IndexWriter:
         db.execute("insert into sections_fts(sections_fts) values ('optimize')")
         started = add_time(self.timings, "fts_optimize", started)
         try:
-            # the size VACUUM INTO writes the index with (chosen by what the rows hold: reproducible)
-            corpus = db.execute("select coalesce(sum(bytes), 0) from documents").fetchone()[0]
-            db.execute(f"pragma page_size = {_BIG_PAGE_SIZE if corpus >= BIG_INDEX_FROM else _PAGE_SIZE}")
+            db.execute(f"pragma page_size = {_INDEX_PAGE_SIZES[0]}")
             db.execute("vacuum into ?", (str(self.final_tmp),))
+            db.close()
+            self.build_tmp.unlink(missing_ok=True)
+            self._try_page_sizes()
         except sqlite3.Error as err:
             raise MdftsError(f"{self.out}: cannot write the index: {err}") from None
-        db.close()
         started = add_time(self.timings, "vacuum", started)
-        self.build_tmp.unlink(missing_ok=True)
         with open(self.final_tmp, "rb+") as fh:
             os.fsync(fh.fileno())
         os.replace(self.final_tmp, self.out)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import shutil
 import sqlite3
 import subprocess
@@ -68,22 +69,54 @@ def test_the_build_files_page_size_leaves_no_trace(tmp_path: Path, fixture_db: P
         writer.abort()
 
 
-def test_big_docs_get_big_pages(tmp_path: Path, fixture_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Docs of BIG_INDEX_FROM bytes or more get 16 KiB pages (less slack); the rows are the same.
-    monkeypatch.setattr("mdfts.write.BIG_INDEX_FROM", 1)
-    big = tmp_path / "big-index.db"
-    build_index([FIXTURE_DOCS], big)
-    conns = [sqlite3.connect(f"file:{p}?mode=ro", uri=True) for p in (fixture_db, big)]
+def _sizes_by_page_size(db: Path, tmp_path: Path) -> dict[int, int]:
+    """The file VACUUM INTO writes from `db` in each page size: size -> bytes."""
+    sizes = {}
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        assert [c.execute("pragma page_size").fetchone()[0] for c in conns] == [4096, 16384]
-        dump = [list(c.iterdump()) for c in conns]
-        assert dump[0] == dump[1] and len(dump[0]) > 100
+        for size in (4096, 8192, 16384):
+            out = tmp_path / f"{db.stem}-{size}.db"
+            conn.execute(f"pragma page_size = {size}")
+            conn.execute("vacuum into ?", (str(out),))
+            sizes[size] = out.stat().st_size
     finally:
-        for c in conns:
-            c.close()
-    again = tmp_path / "again.db"
-    build_index([FIXTURE_DOCS], again)
-    assert _sha256(again) == _sha256(big)
+        conn.close()
+    return sizes
+
+
+def _page_size(db: Path) -> int:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("pragma page_size").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_the_index_takes_the_page_size_that_wastes_least(tmp_path: Path, fixture_db: Path) -> None:
+    # Sections of ~2.5 KB go one to a 4 KiB page (1.5 KB left over) and three to an 8 KiB one:
+    # 8 KiB pages make this index smaller, though its docs are only 0.2 MB.
+    rng = random.Random(0)
+    lines = [f"# Notes\n\n## Part {i}\n\n" + "".join(
+        " ".join(f"word{rng.randrange(400)}" for _ in range(10)) + ".\n" for _ in range(31))
+        for i in range(80)]
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "notes.md").write_text("".join(lines), encoding="utf-8")
+    out = tmp_path / "rows.db"
+    build_index([docs], out)
+    sizes = _sizes_by_page_size(out, tmp_path)
+    assert _page_size(out) == 8192
+    assert out.stat().st_size == min(sizes.values()) < sizes[4096]
+    # The small fixture keeps 4 KiB pages: every table takes a page at least.
+    assert _page_size(fixture_db) == 4096
+    assert fixture_db.stat().st_size == min(_sizes_by_page_size(fixture_db, tmp_path).values())
+    # The choice reads the rows only: the same bytes again, and from a build reusing them.
+    again, reused = tmp_path / "again.db", tmp_path / "reused.db"
+    build_index([docs], again)
+    build_index([docs], reused, previous=out)
+    assert _sha256(again) == _sha256(reused) == _sha256(out)
+    assert _listing(tmp_path) == sorted(["docs", "rows.db", "again.db", "reused.db", *(
+        f"{stem}-{size}.db" for stem in ("rows", "fixtures") for size in sizes)])
 
 
 def test_source_date_epoch_is_the_only_build_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
