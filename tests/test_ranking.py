@@ -552,11 +552,14 @@ def test_absent_identifier_is_not_passed_off_as_a_hit(tmp_path: Path) -> None:
 
 def test_a_version_word_is_no_identifier_but_a_code_is(tmp_path: Path) -> None:
     files, _, _ = CASES["version-word-is-no-identifier"]
-    db = build_case(tmp_path, {**files, "kiln/codes.md": "# Codes\n\n## K2041\n\nThe panel shows K2041 when the door is open.\n"})
+    db = build_case(tmp_path, {**files, "kiln/codes.md": (
+        "# Codes\n\n## K2041\n\nThe panel shows K2041 when the door is open.\n\n## KLN-0412\n\nThe panel "
+        "shows KLN-0412 when the vent is shut.\n\n## KLN4412\n\nThe panel shows KLN4412 when a zone is cold.\n")})
     versioned = mdfts.search(db, "hub without firelink/2", limit=3)
     assert versioned and all(h.exact is True for h in versioned)  # nothing to flag: no identifier
-    coded = mdfts.search(db, "panel K2041", limit=3)  # one letter and a number: a code, still exact
-    assert coded[0].heading == "K2041" and [h.exact for h in coded][1:] == [False] * (len(coded) - 1)
+    for code in ("K2041", "KLN-0412", "KLN4412"):  # one letter, a leading zero, four digits: codes
+        coded = mdfts.search(db, f"panel {code}", limit=3)
+        assert coded[0].heading == code and [h.exact for h in coded][1:] == [False] * (len(coded) - 1)
 
 
 def test_explain_comes_from_the_same_sql(tmp_path: Path) -> None:
