@@ -54,8 +54,8 @@ raw(pos, v) as (
 -- none: it names a protocol or a release, a common word of the field that the docs write in
 -- prose and apart ("HTTP 2"), not one thing, so the page whose code block holds it as a token
 -- is not the page about it; it keeps its weight as a token (strong) but matches by its words,
--- while one letter and a number (E1693, x509, v2) or a number of four digits or a leading zero
--- (KB4012212, ORA-01555) stays a code; stop: a
+-- while one letter and a number (E1693, x509, v2), letters run into a number (AUTH401, sha256)
+-- or a number of four digits or a leading zero (KB4012212, ORA-01555) stays a code; stop: a
 -- stop word; tok: some section holds it as an exact token (else the per-candidate token lookups
 -- below are skipped); allstop: every term is a stop word; prv, nxt: the lower-case terms
 -- written just before and after it (NULL when there is none), for compounds.
@@ -77,13 +77,16 @@ term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt, asksym) as material
       n in (select cue from mdfts_roles where cue like 'symptom%') as sym
     from (
       select *,
-        -- (ver: a word of two letters or more, then a version number whose first part has one
-        -- to three digits and no leading zero: HTTP/2, TLS1.2, IPv6, sha256, but not the code
-        -- ORA-01555 or KB4012212)
+        -- (ver: a word of two letters or more, then a version number written as one: after a
+        -- slash, after a v, or with a dot (HTTP/2, IPv6, TLS1.2), whose first part has one to
+        -- three digits and no leading zero; letters run into digits are a code (AUTH401, ERR404,
+        -- node1), as are ORA-01555 and KB4012212)
         n glob '*[0-9]' and length(rtrim(rtrim(n, '0123456789.'), '/-')) >= 2
           and rtrim(rtrim(n, '0123456789.'), '/-') not glob '*[^a-z]*'
           and substr(n, length(rtrim(n, '0123456789.')) + 1) not glob '0*'
-          and not substr(n, length(rtrim(n, '0123456789.')) + 1) glob '[0-9][0-9][0-9][0-9]*' as ver
+          and not substr(n, length(rtrim(n, '0123456789.')) + 1) glob '[0-9][0-9][0-9][0-9]*'
+          and (rtrim(n, '0123456789.') glob '*/' or rtrim(n, '0123456789.') glob '*[a-z]v'
+               or substr(n, length(rtrim(n, '0123456789.')) + 1) glob '*[0-9].[0-9]*') as ver
       from (
       select min(pos) as pos, max(t) as t, lower(t) as n
       from (select pos, rtrim(ltrim(v, '"''`([{<'), '"''`)]}>.,:;!?') as t from raw)

@@ -554,10 +554,12 @@ def test_a_version_word_is_no_identifier_but_a_code_is(tmp_path: Path) -> None:
     files, _, _ = CASES["version-word-is-no-identifier"]
     db = build_case(tmp_path, {**files, "kiln/codes.md": (
         "# Codes\n\n## K2041\n\nThe panel shows K2041 when the door is open.\n\n## KLN-0412\n\nThe panel "
-        "shows KLN-0412 when the vent is shut.\n\n## KLN4412\n\nThe panel shows KLN4412 when a zone is cold.\n")})
+        "shows KLN-0412 when the vent is shut.\n\n## KLN4412\n\nThe panel shows KLN4412 when a zone is cold."
+        "\n\n## KLN412\n\nThe panel shows KLN412 when the fan stalls.\n")})
     versioned = mdfts.search(db, "hub without firelink/2", limit=3)
     assert versioned and all(h.exact is True for h in versioned)  # nothing to flag: no identifier
-    for code in ("K2041", "KLN-0412", "KLN4412"):  # one letter, a leading zero, four digits: codes
+    # one letter, a leading zero, four digits, letters run into digits: codes
+    for code in ("K2041", "KLN-0412", "KLN4412", "KLN412"):
         coded = mdfts.search(db, f"panel {code}", limit=3)
         assert coded[0].heading == code and [h.exact for h in coded][1:] == [False] * (len(coded) - 1)
 
