@@ -521,6 +521,15 @@ def build_case(tmp_path: Path, files: dict[str, str]) -> Path:
     return out
 
 
+def signal_by_heading(db: Path, q: str, signal: str) -> dict[str, float]:
+    """One signal's value (0-1) for each of the five best hits, by heading, from --explain."""
+    values = {}
+    for h in mdfts.search(db, q, limit=5, explain=True):
+        assert h.explain is not None
+        values[h.heading] = h.explain["signals"][signal]["value"]
+    return values
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_mechanism_first_hit(tmp_path: Path, case: str) -> None:
     files, q, first = CASES[case]
@@ -729,10 +738,7 @@ def test_near_is_looked_up_on_the_candidates_own_row(tmp_path: Path) -> None:
     db = build_case(tmp_path, {"kiln/notes.md": (
         "# Kiln notes\n\n## Loading\n\nThe glaze goes on first; stack every shelf, then fire the kiln.\n\n"
         "## Firing\n\nA glaze kiln runs hot.\n\n## Cooling\n\nThe kiln cools overnight.\n")})
-    near = {}
-    for h in mdfts.search(db, "glaze kiln", limit=5, explain=True):
-        assert h.explain is not None
-        near[h.heading] = h.explain["signals"]["near"]["value"]
+    near = signal_by_heading(db, "glaze kiln", "near")
     assert (near["Loading"], near["Firing"]) == (0, 1)
 
 
@@ -756,8 +762,5 @@ def test_role_is_the_heading_not_the_text(tmp_path: Path) -> None:
     db = build_case(tmp_path, {"alerts/kiln.md": (
         "# Kiln\n\n## Mitigation\n\nOpen the kiln vent.\n\n"
         "## Relay\n\nThe kiln relay: a workaround is to open the vent by hand.\n")})
-    role = {}
-    for h in mdfts.search(db, "fix kiln", limit=5, explain=True):
-        assert h.explain is not None
-        role[h.heading] = h.explain["signals"]["role"]["value"]
+    role = signal_by_heading(db, "fix kiln", "role")
     assert (role["Mitigation"], role["Relay"]) == (1, 0)

@@ -11,8 +11,8 @@ import pytest
 
 from mdfts.artifact import APPLICATION_ID, KIND_COLUMNS, SCHEMA_VERSION, SOURCES, TOKENIZER
 from mdfts.build import build_index
-from mdfts.discover import discover, read_source
-from mdfts.sections import split_sections
+from mdfts.discover import SourceText, discover, read_source
+from mdfts.sections import Section, split_sections
 
 from conftest import FIXTURE_DOCS, QUERIES_DIR, REPO, connect_ro
 
@@ -271,23 +271,31 @@ def test_file_is_index_reads_the_header_only(fixture_db: Path, tmp_path: Path) -
     assert not file_is_index(tmp_path / "missing.db")
 
 
+def build_docs(tmp_path: Path, files: dict[str, str]) -> tuple[Path, list[tuple[SourceText, tuple[Section, ...]]]]:
+    """Build `files` (name -> markdown) into x.db; each source with the sections the splitter made."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in files.items():
+        (docs / name).write_text(text)
+    build_index([docs], tmp_path / "x.db")
+    split = []
+    for f in discover([docs]):
+        src = read_source(f)
+        split.append((src, split_sections(src.path, src.text).sections))
+    return tmp_path / "x.db", split
+
+
 def test_generated_columns_give_what_the_splitter_made(tmp_path: Path) -> None:
     # anchor, prev_id, next_id and chars are generated on read (schema 5): other_anchor holds only
     # the anchors lower(replace(heading, ' ', '-')) does not give: punctuation, repeats, capitals
     # SQLite's lower() leaves (it folds ASCII only).
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.md").write_text("lead\n\n# Plain Title\n\n## Repeat\n\n## Repeat\n\n## Ünïcode Äpfel\n\n"
-                               "## `code`, punctuation: (yes)!\n\ntext\n")
-    (docs / "b.md").write_text("# One section only\n")
-    build_index([docs], tmp_path / "x.db")
-    expected = []
-    for f in discover([docs]):
-        src = read_source(f)
-        secs = split_sections(src.path, src.text).sections
-        expected += [(src.path, s.ordinal, s.anchor, len(s.body), s.ordinal > 0, s.ordinal < len(secs) - 1)
-                     for s in secs]
-    conn = connect_ro(tmp_path / "x.db")
+    db, split = build_docs(tmp_path, {
+        "a.md": "lead\n\n# Plain Title\n\n## Repeat\n\n## Repeat\n\n## Ünïcode Äpfel\n\n"
+                "## `code`, punctuation: (yes)!\n\ntext\n",
+        "b.md": "# One section only\n"})
+    expected = [(src.path, s.ordinal, s.anchor, len(s.body), s.ordinal > 0, s.ordinal < len(secs) - 1)
+                for src, secs in split for s in secs]
+    conn = connect_ro(db)
     got = conn.execute(
         "select path, ordinal, anchor, chars, prev_id is not null, next_id is not null from sections order by id"
     ).fetchall()
@@ -309,20 +317,15 @@ def test_sha256_and_ancestors_are_generated_as_they_were_stored(tmp_path: Path) 
     # headings with quotes, backslashes, the JSON separator, an empty one and non-ASCII letters.
     import hashlib
 
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.md").write_text('lead\n\n# Top "quoted", back\\slash\n\n## Ünï, "x", y\n\n### Deep\n\n#\n\n'
-                               "## After empty\n\n#### Four\n")
-    (docs / "b.md").write_text("# Alone\n")
-    build_index([docs], tmp_path / "x.db")
-    expected, digests = [], {}
-    for f in discover([docs]):
-        src = read_source(f)
-        digests[src.path] = hashlib.sha256((docs / src.path).read_bytes()).hexdigest()
-        expected += [(src.path, s.ordinal, json.dumps(list(s.trail[:-1]), ensure_ascii=False) if s.trail[:-1] else None,
-                      json.dumps(list(s.trail), ensure_ascii=False))
-                     for s in split_sections(src.path, src.text).sections]
-    conn = connect_ro(tmp_path / "x.db")
+    db, split = build_docs(tmp_path, {
+        "a.md": 'lead\n\n# Top "quoted", back\\slash\n\n## Ünï, "x", y\n\n### Deep\n\n#\n\n'
+                "## After empty\n\n#### Four\n",
+        "b.md": "# Alone\n"})
+    digests = {src.path: hashlib.sha256((tmp_path / "docs" / src.path).read_bytes()).hexdigest() for src, _ in split}
+    expected = [(src.path, s.ordinal, json.dumps(list(s.trail[:-1]), ensure_ascii=False) if s.trail[:-1] else None,
+                 json.dumps(list(s.trail), ensure_ascii=False))
+                for src, secs in split for s in secs]
+    conn = connect_ro(db)
     got = conn.execute("select s.path, s.ordinal, s.ancestors, f.trail from sections as s "
                        "join sections_full as f on f.id = s.id order by s.id").fetchall()
     assert [tuple(r) for r in got] == expected
