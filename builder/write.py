@@ -300,6 +300,36 @@ def _section_row(path: str, title: str, words: str, s: Section,
     )
 
 
+# While the rows go in, sections is declared with its stored columns only: SQLite computes every
+# generated column of each row it inserts (text's four replace()s over the body, the kinds'
+# arrays, ...), about half of the sections insert's CPU. A virtual column takes no place in the
+# stored record, so the rows are the same bytes either way; finish() puts the real definition back
+# before anything reads the table. This is SQLite's documented procedure for a schema change that
+# leaves the file's content as it is (https://sqlite.org/lang_altertable.html#otheralter).
+LOAD_STORED_ONLY = True
+
+
+def _stored_columns_sql(db: sqlite3.Connection, table: str) -> str:
+    """CREATE TABLE `table` with its stored columns only (types, primary key and not null kept)."""
+    columns = [
+        f"{name} {type_}" + (" primary key" if pk else "") + (" not null" if notnull else "")
+        for _cid, name, type_, notnull, _default, pk, hidden in db.execute(f"pragma table_xinfo({table})")
+        if hidden == 0
+    ]
+    return f"CREATE TABLE {table} ({', '.join(columns)})"
+
+
+def _set_table_sql(db: sqlite3.Connection, table: str, sql: str) -> str:
+    """Replace the CREATE TABLE text of `table` (same stored columns, in the same order) and add
+    one to the schema cookie, so SQLite reads the schema again; returns the text it had."""
+    (old,) = db.execute("select sql from sqlite_schema where type = 'table' and name = ?", (table,)).fetchone()
+    db.execute("pragma writable_schema = on")
+    db.execute("update sqlite_schema set sql = ? where type = 'table' and name = ?", (sql, table))
+    db.execute("pragma writable_schema = off")
+    db.execute(f"pragma schema_version = {db.execute('pragma schema_version').fetchone()[0] + 1}")
+    return cast(str, old)
+
+
 def _ln(x: float | None) -> float | None:
     return math.log(x) if x is not None and x > 0 else None
 
@@ -428,6 +458,8 @@ class IndexWriter:
             db.execute(f"pragma {pragma}")
         db.executescript(load_sql("schema"))
         db.execute(_TOKEN_STAGE)
+        self._sections_sql = (_set_table_sql(db, "sections", _stored_columns_sql(db, "sections"))
+                              if LOAD_STORED_ONLY else None)
         db.execute("begin")
 
     def __enter__(self) -> IndexWriter:
@@ -701,6 +733,11 @@ class IndexWriter:
         for sql in _NUMBER_TOKENS:
             db.execute(sql)
         started = add_time(self.timings, "number_tokens", started)
+        if self._sections_sql is not None:
+            # sections' own definition back, and the schema cookie without the two swaps' bumps
+            # (VACUUM INTO copies it into the index)
+            _set_table_sql(db, "sections", self._sections_sql)
+            db.execute(f"pragma schema_version = {db.execute('pragma schema_version').fetchone()[0] - 2}")
         db.execute("insert into sections_fts(sections_fts) values ('rebuild')")
         db.execute("commit")
         if self.reusing:

@@ -69,6 +69,29 @@ def test_the_build_files_page_size_leaves_no_trace(tmp_path: Path, fixture_db: P
         writer.abort()
 
 
+def test_loading_sections_without_generated_columns_leaves_no_trace(tmp_path: Path, fixture_db: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # The rows go into a sections declared with its stored columns only; finish() puts schema.sql's
+    # definition and the schema cookie back, so the index is the bytes of a build without the swap.
+    with IndexWriter(tmp_path / "loading.db") as writer:
+        stored = [r[1] for r in writer.db.execute("pragma table_xinfo(sections)")]
+        writer.abort()
+    assert "text" not in stored and "body" in stored and stored[0] == "id"
+    monkeypatch.setattr("mdfts.write.LOAD_STORED_ONLY", False)
+    plain = tmp_path / "no-swap.db"
+    build_index([FIXTURE_DOCS], plain)
+    assert _sha256(plain) == _sha256(fixture_db)
+    fresh = sqlite3.connect(":memory:")
+    fresh.executescript((Path(__file__).parents[1] / "builder" / "schema.sql").read_text(encoding="utf-8"))
+    conn = sqlite3.connect(fixture_db.resolve().as_uri() + "?mode=ro", uri=True)
+    try:
+        [want, got] = [c.execute("select sql from sqlite_schema where name = 'sections'").fetchone() for c in (fresh, conn)]
+        assert got == want
+    finally:
+        conn.close()
+        fresh.close()
+
+
 def _sizes_by_page_size(db: Path, tmp_path: Path) -> dict[int, int]:
     """The file VACUUM INTO writes from `db` in each page size: size -> bytes."""
     sizes = {}
