@@ -88,31 +88,25 @@ def _json_strings(items: Iterable[str]) -> str:
     return "[" + ", ".join(map(_quote, items)) + "]"
 
 
-def _json_list(items: list[str]) -> str | None:
-    # NULL, not "[]", for a kind a section has none of (most sections, for most kinds): ~0.09x
-    # of the corpus bytes on the sample, and json_each(NULL) is empty like json_each('[]').
-    return _json_strings(sorted(set(items))) if items else None
-
-
-def _packed(json_list: object) -> object:
-    """sections.<kind>_packed from _json_list()'s text: the array without its brackets and the
-    quotes around each string, char(31) between them (the generated <kind> column spells the
-    JSON back: a string's own quotes are escaped, so '", "' only ever separates two)."""
-    if json_list is None:
-        return None
-    assert isinstance(json_list, str)
-    return json_list[2:-2].replace('", "', "\x1f")
-
-
 # One document's rows without ids (they depend on the documents before it): what a worker
 # process hands the writer. Plain tuples pickle several times faster than the dataclasses.
 # (path, sha256, documents values after id (rows_sha256 made where the rows are, in the worker
-# when there are workers), [(ordinal, section values from path to end_line, parent ordinal,
-# values from body on)], [(norm, ordinal, token, kind, source)])
-SectionRow = tuple[int, tuple[object, ...], "int | None", tuple[object, ...]]
-DocumentRows = tuple[str, str, tuple[object, ...], list[SectionRow], list[tuple[str, int, str, str, str]]]
+# when there are workers), [(ordinal, parent ordinal, sections values but the ids, in
+# _INSERT_SECTION's order)], [(norm, ordinal, written, kind_source)]: token_stage's values,
+# the ordinal for the section id)
+SectionRow = tuple[int, "int | None", tuple[object, ...]]
+TokenRow = tuple[str, int, str, int]
+DocumentRows = tuple[str, str, tuple[object, ...], list[SectionRow], list[TokenRow]]
+# The ids last: add_rows() appends them to the prepared values (the stored row is in the
+# table's column order whatever the statement's).
+_SECTION_VALUES = (
+    "path, ordinal, level, heading, start_line, end_line, body, heading_parts, other_anchor, is_last, "
+    + ", ".join(f"{c}_packed" for c in KIND_COLUMNS.values()) + ", ancestors_packed"
+)
+_N_SECTION_VALUES = len(_SECTION_VALUES.split(","))
 _INSERT_SECTION = (
-    f"insert into sections ({_SECTION_COLUMNS}) values ({', '.join('?' * len(_SECTION_COLUMNS.split(',')))})"
+    f"insert into sections ({_SECTION_VALUES}, id, document_id, parent_id) "
+    f"values ({', '.join('?' * (_N_SECTION_VALUES + 3))})"
 )
 _INSERT_DOCUMENT = f"insert into documents ({_DOCUMENT_COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 # The exact tokens as the build collects them, by their lookup form's text: token_rows keys
@@ -134,20 +128,6 @@ _NUMBER_TOKENS = (
 )
 
 
-def _stored_section(sid: int, doc_id: int, head: tuple[object, ...], parent_id: int | None,
-                    prev_id: int | None, next_id: int | None, tail: tuple[object, ...]) -> tuple[object, ...]:
-    """sections' values from a prepared row: title (head) and file_words (tail) are the view's to
-    give, and the trail it makes from ancestors and heading."""
-    path, _title, ordinal, level, heading, trail, anchor, start, end = head
-    body, chars, _words, parts, *kinds = tail
-    assert isinstance(heading, str) and isinstance(body, str)
-    # The columns sections generates rather than stores: the same values, or a bug to hear of.
-    assert prev_id == (sid - 1 if ordinal else None) and next_id in (None, sid + 1) and chars == len(body)
-    return (sid, doc_id, path, ordinal, level, heading, start, end, parent_id,
-            body, parts, None if anchor == _anchor_rule(heading) else anchor, int(next_id is None),
-            *map(_packed, kinds), _packed(_ancestors(trail)))
-
-
 def _stored_document(doc_id: int, values: tuple[object, ...]) -> tuple[object, ...]:
     """documents' values from a prepared row: the file's sha256 as its 32 bytes (the generated
     column sha256 spells them in hex again)."""
@@ -165,35 +145,75 @@ def _anchor_rule(heading: str) -> str:
     return heading.replace(" ", "-").translate(_ASCII_LOWER)
 
 
-def _ancestors(trail: object) -> str | None:
-    """sections.ancestors from the trail's JSON text: the same array without its last item (the
-    section's own heading), NULL when that leaves none; the view sections_full splices it back."""
-    assert isinstance(trail, str)
+def _ancestors(trail: str) -> str | None:
+    """sections.ancestors_packed from the trail's JSON text: the same array without its last item
+    (the section's own heading), packed as the kinds are; NULL when that leaves none. The view
+    sections_full splices the heading back."""
     cut = trail.rfind(', "')  # the encoder's item separator: a heading's own ", " is escaped as \"
-    return trail[:cut] + "]" if cut > 0 else None
+    return trail[2:cut - 1].replace('", "', "\x1f") if cut > 0 else None
 
 
-def _stored_token(norm: str, sid: int, token: str, kind: str, source: str) -> tuple[object, ...]:
-    """token_rows' values: the token as written is '' when it is its lookup form and '^' when it
-    is that form in ASCII capitals (SQLite's upper() gives it back)."""
-    if token == norm:
-        written = ""
-    elif token.isascii() and token == norm.upper():
-        written = "^"
-    else:
-        written = token
-    return (norm, sid, written, _KIND_CODE[kind] * 5 + _SOURCE_CODE[source])
+# kind_source by (kind, source), and the digest's quoted tail of a token record
+_KIND_SOURCE: dict[tuple[str, str], int] = {
+    (k, src): _KIND_CODE[k] * 5 + _SOURCE_CODE[src] for k in KINDS for src in SOURCES
+}
+_QUOTED_KIND_SOURCE: dict[tuple[str, str], str] = {
+    (k, src): f"{_quote(k)}, {_quote(src)}]" for k in KINDS for src in SOURCES
+}
+_KIND_POSITION: dict[str, int] = {k: i for i, k in enumerate(KIND_COLUMNS)}
 
 
-def _stored_tokens(tokens: Iterable[tuple[str, int, str, str, str]], first: int) -> list[tuple[object, ...]]:
-    """token_rows' values of a section's tokens (ordinals made ids from `first`), the first row of
-    each (norm, token, kind) only: source shares its column with kind, so the table's key no
-    longer drops a second source itself."""
-    rows: dict[tuple[object, ...], tuple[object, ...]] = {}
-    for norm, o, token, kind, source in tokens:
-        row = _stored_token(norm, first + o, token, kind, source)
-        rows.setdefault((*row[:3], _KIND_CODE[kind]), row)
-    return list(rows.values())
+def _section_values(path: str, words: str, s: Section, is_last: bool,
+                    token_rows: list[TokenRow]) -> tuple[tuple[object, ...], str]:
+    """One section's values for _INSERT_SECTION (but the ids) and its text in the rows digest;
+    its exact tokens go to `token_rows`.
+
+    token_stage's `written` is '' when the token is its lookup form and '^' when it is that form
+    in ASCII capitals (SQLite's upper() gives it back). Each (norm, written, kind) once: source
+    shares its column with kind, so the table's key no longer drops a second source itself; the
+    first is kept."""
+    o = s.ordinal
+    by_kind: dict[str, list[str]] = {}  # only the kinds the section has: most have two or three
+    kept: dict[tuple[str, str, str], TokenRow] = {}
+    records: list[tuple[str, str, str, str]] = []  # the digest's: (norm, token, kind, source)
+    kind_source = _KIND_SOURCE
+    for t in s.tokens:
+        token, kind, source = t.token, t.kind, t.source
+        by_kind.setdefault(kind, []).append(token)
+        norm = normalize(token)
+        records.append((norm, token, kind, source))
+        if token == norm:
+            written = ""
+        elif token.isascii() and token == norm.upper():
+            written = "^"
+        else:
+            written = token
+        kept.setdefault((norm, written, kind), (norm, o, written, kind_source[kind, source]))
+    token_rows += kept.values()
+    # NULL, not "[]", for a kind a section has none of (most sections, for most kinds): ~0.09x
+    # of the corpus bytes on the sample, and json_each(NULL) is empty like json_each('[]').
+    packed: list[str | None] = [None] * len(_KIND_POSITION)
+    arrays: list[str | None] = [None] * len(_KIND_POSITION)  # the JSON arrays the digest spells
+    for kind_of, items in by_kind.items():
+        array = _json_strings(sorted(set(items)))
+        # the array without its brackets and the quotes around each string, char(31) between
+        # them (the generated <kind> column spells the JSON back: a string's own quotes are
+        # escaped, so '", "' only ever separates two)
+        arrays[_KIND_POSITION[kind_of]] = array
+        packed[_KIND_POSITION[kind_of]] = array[2:-2].replace('", "', "\x1f")
+    body, heading, anchor = s.body, s.heading, s.anchor
+    trail = _json_strings(s.trail)
+    parts = heading_parts(heading)
+    values = (path, o, s.level, heading, s.start_line, s.end_line, body, parts,
+              None if anchor == _anchor_rule(heading) else anchor, int(is_last), *packed, _ancestors(trail))
+    quoted = _QUOTED_KIND_SOURCE
+    text = "\n".join([
+        _to_json([o, o - 1 if o else None, None if is_last else o + 1, path, s.level, heading, trail, anchor,
+                  s.start_line, s.end_line, s.parent, body, len(body), words, parts, *arrays]),
+        # One record a token: [norm, token, kind, source] in that order, quoted as _to_json would
+        *[f"[{_quote(n)}, {_quote(tok)}, {quoted[k, src]}" for n, tok, k, src in sorted(records)],
+    ]) + "\n"
+    return values, text
 
 
 class RowsMismatch(MdftsError):
@@ -224,17 +244,15 @@ class _RowsDigest:
         # One record a token: [norm, token, kind, source], quoted the way _to_json quotes them, in
         # (norm, token, kind) order (the ordinal is the section's own, the same in every tuple).
         records += [f"[{_quote(n)}, {_quote(t)}, {_quote(k)}, {_quote(src)}]" for n, _, t, k, src in sorted(tokens)]
-        # One update a section: the same bytes as one a record.
-        self.h.update(("\n".join(records) + "\n").encode("utf-8", "surrogatepass"))
+        self.add("\n".join(records) + "\n")
+
+    def add(self, text: str) -> None:
+        """Sections' records as one text (one update: the same bytes as one a record)."""
+        self.h.update(text.encode("utf-8", "surrogatepass"))
 
     def document(self, doc_values: tuple[object, ...]) -> bytes:
         self.h.update(_record(["document", *doc_values]))
         return self.h.digest()  # 32 bytes: hex text would cost 32 more a document (0.05x on tldr-common)
-
-
-def _digest_values(head: tuple[object, ...], parent: int | None, tail: tuple[object, ...]) -> list[object]:
-    path, _title, _ordinal, level, heading, trail, anchor, start, end = head  # title: the document's
-    return [path, level, heading, trail, anchor, start, end, parent, *tail]
 
 
 _KIND_SQL = ", ".join(f"s.{c}" for c in KIND_COLUMNS.values())
@@ -264,40 +282,23 @@ _REUSED_TOKENS = (
 def prepare_rows(doc: Document) -> DocumentRows:
     """A document's rows, ready for IndexWriter.add_rows(); the ids are given out there."""
     section_rows: list[SectionRow] = []
-    token_rows: list[tuple[str, int, str, str, str]] = []
-    words = file_words(doc.path)
-    digest = _RowsDigest()
+    token_rows: list[TokenRow] = []
+    texts: list[str] = []
+    path = doc.path
+    words = file_words(path)
     last = len(doc.sections) - 1
     for i, s in enumerate(doc.sections):
-        n = len(token_rows)
-        row = _section_row(doc.path, doc.title, words, s, token_rows)
-        section_rows.append(row)
-        o, head, parent, tail = row
-        digest.section(o, _digest_values(head, parent, tail), i == last, token_rows[n:])
+        values, text = _section_values(path, words, s, i == last, token_rows)
+        section_rows.append((s.ordinal, s.parent, values))
+        texts.append(text)
+    digest = _RowsDigest()
+    digest.add("".join(texts))
     doc_values = _document_values(doc)
     return doc.path, doc.sha256, (*doc_values, digest.document(doc_values), words), section_rows, token_rows
 
 
 def _document_values(doc: Document) -> tuple[object, ...]:
     return (doc.path, doc.title, doc.front_matter_json, doc.sha256, doc.size, doc.lines, doc.n_sections)
-
-
-def _section_row(path: str, title: str, words: str, s: Section,
-                 token_rows: list[tuple[str, int, str, str, str]]) -> SectionRow:
-    """One section's row without ids; its exact tokens are added to `token_rows`."""
-    by_kind: dict[str, list[str]] = {}  # only the kinds the section has: most have two or three
-    o = s.ordinal
-    for t in s.tokens:
-        token = t.token
-        by_kind.setdefault(t.kind, []).append(token)
-        token_rows.append((normalize(token), o, token, t.kind, t.source))
-    return (
-        o,
-        (path, title, o, s.level, s.heading, _json_strings(s.trail), s.anchor, s.start_line, s.end_line),
-        s.parent,
-        (s.body, len(s.body), words, heading_parts(s.heading),
-         *[_json_list(by_kind[k]) if k in by_kind else None for k in KIND_COLUMNS]),
-    )
 
 
 # While the rows go in, sections is declared with its stored columns only: SQLite computes every
@@ -520,15 +521,13 @@ class IndexWriter:
         # Held until a batch is full: one executemany() a batch, not three calls a document (most
         # documents are a few sections; the calls cost more than the rows on a corpus of small files).
         self._pending_documents.append(_stored_document(doc_id, doc_row))
-        last = first + len(section_rows) - 1
         self._pending_sections += [
-            _stored_section(first + o, doc_id, head, None if parent is None else first + parent,
-                            first + o - 1 if o else None, first + o + 1 if first + o < last else None, tail)
-            for o, head, parent, tail in section_rows
+            (*values, first + o, doc_id, None if parent is None else first + parent)
+            for o, parent, values in section_rows
         ]
-        self._pending_tokens += _stored_tokens(token_rows, first)
+        self._pending_tokens += [(norm, first + o, written, ks) for norm, o, written, ks in token_rows]
         self.n_tokens += len(token_rows)
-        self._pending_chars += sum(len(cast(str, tail[0])) for _, _, _, tail in section_rows)
+        self._pending_chars += sum(len(cast(str, values[6])) for _, _, values in section_rows)  # body
         if self._pending_chars > _BATCH_CHARS or len(self._pending_tokens) > _BATCH_TOKENS:
             self._flush_pending()
 
@@ -569,12 +568,12 @@ class IndexWriter:
         first = self._first
         if self._words is None:
             self._words = file_words(s.path)
-        tokens: list[tuple[str, int, str, str, str]] = []
-        o, head, parent, tail = _section_row(s.path, title, self._words, s, tokens)
-        self._rows_digest.section(o, _digest_values(head, parent, tail), is_last, tokens)
-        self._rows.append(_stored_section(first + o, self._doc_id, head, None if parent is None else first + parent,
-                                          first + o - 1 if o else None, None if is_last else first + o + 1, tail))
-        self._token_rows.extend(_stored_tokens(tokens, first))
+        tokens: list[TokenRow] = []
+        values, text = _section_values(s.path, self._words, s, is_last, tokens)
+        self._rows_digest.add(text)
+        sid = first + s.ordinal
+        self._rows.append((*values, sid, self._doc_id, None if s.parent is None else first + s.parent))
+        self._token_rows += [(norm, sid, written, ks) for norm, _, written, ks in tokens]
         self._written += 1
         self._held += len(s.body)
         if self._held > _BATCH_CHARS or len(self._token_rows) > _BATCH_TOKENS:

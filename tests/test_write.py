@@ -281,8 +281,14 @@ def test_json_strings_spell_what_the_encoder_does(items: list[str]) -> None:
 def test_a_second_source_of_a_token_is_dropped_as_before() -> None:
     # kind and source share token_rows.kind_source, so the key no longer drops a second row of
     # the same (norm, token, kind) with another source: the writer keeps the first, as the key did.
-    from mdfts.write import _stored_tokens
+    from mdfts.sections import Section
+    from mdfts.tokens import ExactToken
+    from mdfts.write import _section_values
 
-    rows = _stored_tokens([("x", 0, "X", "identifier", "code"), ("x", 0, "X", "identifier", "text"),
-                           ("x", 0, "X", "name", "text"), ("x", 1, "x", "identifier", "text")], first=10)
-    assert rows == [("x", 10, "^", 6 * 5 + 2), ("x", 10, "^", 7 * 5 + 4), ("x", 11, "", 6 * 5 + 4)]
+    rows: list[tuple[str, int, str, int]] = []
+    for ordinal, tokens in enumerate([[("X", "identifier", "code"), ("X", "identifier", "text"), ("X", "name", "text")],
+                                      [("x", "identifier", "text")]]):
+        section = Section("a.md", ordinal, 1, "A", ("A",), "a", 1, 1, None, "# A\n", "",
+                          tuple(ExactToken(*t) for t in tokens))
+        _section_values("a.md", "a", section, ordinal == 1, rows)
+    assert rows == [("x", 0, "^", 6 * 5 + 2), ("x", 0, "^", 7 * 5 + 4), ("x", 1, "", 6 * 5 + 4)]
