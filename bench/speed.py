@@ -672,8 +672,9 @@ def run(corpora: Sequence[Path], s: Settings, work: Path, command: str) -> Repor
                  f"{base_rss:.1f} MB.")
     report.add("Query", md_table(["sections", "method", "queries", "p50 ms", "p95 ms", "p99 ms", "max ms", "setup"],
                                  qrows)
-               + f"\n\nEach method answers the same {s.queries} queries (heading words, questions, exact tokens "
-                 "alone and with words, words from a section; seeded) for the top 10, after 5 warm-up queries, "
+               + f"\n\nEach method answers the same {s.queries} queries (heading words, questions, role questions "
+                 "such as \"how do I fix …\", exact tokens alone and with words, words from a section; "
+                 "seeded) for the top 10, after 5 warm-up queries, "
                  "on a warm connection. Indexes of this size are the corpus replicated under path prefixes; "
                  "tantivy and bm25s index the same sections (path, headings, body). setup: time (and disk "
                  "size) to load what a method needs before the first query."
