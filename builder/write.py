@@ -206,14 +206,24 @@ def _section_values(path: str, words: str, s: Section, is_last: bool,
     parts = heading_parts(heading)
     values = (path, o, s.level, heading, s.start_line, s.end_line, body, parts,
               None if anchor == _anchor_rule(heading) else anchor, int(is_last), *packed, _ancestors(trail))
-    quoted = _QUOTED_KIND_SOURCE
-    text = "\n".join([
-        _to_json([o, o - 1 if o else None, None if is_last else o + 1, path, s.level, heading, trail, anchor,
-                  s.start_line, s.end_line, s.parent, body, len(body), words, parts, *arrays]),
-        # One record a token: [norm, token, kind, source] in that order, quoted as _to_json would
-        *[f"[{_quote(n)}, {_quote(tok)}, {quoted[k, src]}" for n, tok, k, src in sorted(records)],
-    ]) + "\n"
+    text = _section_text(o, is_last, [path, s.level, heading, trail, anchor, s.start_line, s.end_line, s.parent,
+                                      body, len(body), words, parts, *arrays], records)
     return values, text
+
+
+def _section_text(o: int, is_last: bool, values: list[object], tokens: list[tuple[str, str, str, str]]) -> str:
+    """A section's text in the rows digest: its record, then one a token. `values`: path, level,
+    heading, trail, anchor, start_line, end_line, parent ordinal, then body on; `tokens`: (norm,
+    token, kind, source), each (norm, token, kind) once. Strings only: TypeError else (a row edited
+    in a previous index)."""
+    quoted = _QUOTED_KIND_SOURCE
+    return "\n".join([
+        _to_json([o, o - 1 if o else None, None if is_last else o + 1, *values]),
+        # One record a token: [norm, token, kind, source], quoted the way _to_json quotes them, in
+        # (norm, token, kind) order
+        *[f"[{_quote(n)}, {_quote(t)}, " + (quoted.get((k, src)) or f"{_quote(k)}, {_quote(src)}]")
+          for n, t, k, src in sorted(tokens)],
+    ]) + "\n"
 
 
 class RowsMismatch(MdftsError):
@@ -233,18 +243,6 @@ class _RowsDigest:
         import hashlib  # here, not at the top: see _QUERY_PATH_NOTE
 
         self.h = hashlib.sha256()
-
-    def section(self, o: int, values: list[object], is_last: bool,
-                tokens: list[tuple[str, int, str, str, str]]) -> None:
-        """`values`: path, level, heading, trail, anchor, start_line, end_line, parent ordinal,
-        then body on; `tokens`: (norm, ordinal, token, kind, source) of the section, each
-        (norm, token, kind) once (a section's (token, kind) pairs are, and norm follows from
-        token). Strings only: TypeError else (a row edited in a previous index)."""
-        records = [_to_json([o, o - 1 if o else None, None if is_last else o + 1, *values])]
-        # One record a token: [norm, token, kind, source], quoted the way _to_json quotes them, in
-        # (norm, token, kind) order (the ordinal is the section's own, the same in every tuple).
-        records += [f"[{_quote(n)}, {_quote(t)}, {_quote(k)}, {_quote(src)}]" for n, _, t, k, src in sorted(tokens)]
-        self.add("\n".join(records) + "\n")
 
     def add(self, text: str) -> None:
         """Sections' records as one text (one update: the same bytes as one a record)."""
@@ -685,16 +683,16 @@ class IndexWriter:
                 digest = _RowsDigest()
                 while section is not None and section[0] == doc_id:
                     _, o, id_rel, prev_o, next_o, *values, title_ok = section
-                    toks: list[tuple[str, int, str, str, str]] = []
+                    toks: list[tuple[str, str, str, str]] = []
                     while token is not None and (token[0], token[1]) < (doc_id, o):
                         token = next(tokens, None)  # a token of no reused section: fails below
                     while token is not None and token[0] == doc_id and token[1] == o:
-                        toks.append(token[2:])  # norm, ordinal, token, kind, source
+                        toks.append((token[2], *token[4:]))  # norm, token, kind, source
                         token = next(tokens, None)
                     if id_rel != o or prev_o != (o - 1 if o else None) or not title_ok:
                         raise RowsMismatch(f"the rows of {path} do not match their digest")
                     section = next(sections, None)
-                    digest.section(o, values, next_o is None, toks)
+                    digest.add(_section_text(o, next_o is None, values, toks))
                     if next_o is not None and next_o != o + 1:
                         raise RowsMismatch(f"the rows of {path} do not match their digest")
                 if digest.document((path, *doc_values)) != stored:
