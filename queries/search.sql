@@ -285,18 +285,26 @@ pair(a, b, expr, syn, halt) as materialized (
 -- candidates.
 budget(n) as (select 2000),
 m(expr, all_, budget, cap) as materialized (
-  select coalesce(group_concat(k.expr, ' OR '), '""'),
+  -- (each phrase of the OR once: bm25 sums over the expression's phrases, so a single verb or a
+  -- compound that both words of a pair find, "turn off" → disable, "roll back" → rollback,
+  -- would count twice, and a rare one outweigh the query's own words)
+  select coalesce((select group_concat(p.value, ' OR ')
+                   from (select distinct j.value
+                         from json_each('[' || replace(json_quote(x.expr), '\" OR \"', '\"","\"') || ']') as j) as p),
+                  '""'), x.all_, x.budget, x.cap
+  from (
+  select group_concat(k.expr, ' OR ') as expr,
     -- (the AND of every key term, common ones too: bm25 scores at most `cap` of its rows, and
     -- counting a word's rows for bm25's idf is cheap, ~14 ns a row; none for one term: then
     -- it is the OR. A phrase's rows cost ten times that, its words' positions matched, 17 ms
     -- for "billing-exporter" in 125k of 1M sections: so a phrase of plain words whose rarest
     -- word is in more than ten budgets of rows stands in the AND as that word, aexpr in key;
     -- an identifier still must match as written)
-    case when max(k.nkey) = 1 then '""' else coalesce(max(k.all_), '""') end,
-    max(b.budget),
+    case when max(k.nkey) = 1 then '""' else coalesce(max(k.all_), '""') end as all_,
+    max(b.budget) as budget,
     -- (the rows bm25 may score below: the budget when even the cheapest term is over it, else
     -- four times it, as synonyms and compounds match rows their term's df does not count)
-    case when min(k.df) > max(b.budget) then max(b.budget) else 4 * max(b.budget) end
+    case when min(k.df) > max(b.budget) then max(b.budget) else 4 * max(b.budget) end as cap
   from (
     select expr, df, sum(df) over (order by df, pos rows unbounded preceding) as cum,
       row_number() over (order by df, pos) as nth, count(*) over () as nkey,
@@ -304,7 +312,7 @@ m(expr, all_, budget, cap) as materialized (
         order by df, pos rows between unbounded preceding and unbounded following) as all_
     from key) as k,
     (select n as budget from budget) as b
-  where nth = 1 or cum <= b.budget
+  where nth = 1 or cum <= b.budget) as x
 ),
 -- m's cap, worked out from part (the least df of any key term: key holds the rarest, and a
 -- term's df is as in key) for fts and fts_all, so they name m once each: m holds key's tree,

@@ -615,6 +615,21 @@ def test_a_phrasal_verb_finds_its_single_verb_only_as_a_pair(tmp_path: Path) -> 
     assert matches("kiln vent turn") == {"turn": "none", "kiln": "exact", "vent": "exact"}
 
 
+def test_what_both_words_of_a_pair_find_counts_once_in_bm25(tmp_path: Path) -> None:
+    """"turn off" finds Disable by both its words, but bm25 counts it once: a section holding
+    only "disable" weighs as one holding only "turn", not twice as much (a rare single verb
+    would outweigh the query's own words)."""
+    files = {
+        "kiln/panel.md": ("# Panel\n\n## Panel switch\n\nDisable it at the wall panel.\n\n"
+                          "## Panel lever\n\nTurn it at the wall lever.\n"),
+        "kiln/vent.md": "# Vent\n\n## Vent\n\nThe vent sits above the kiln.\n",
+        **{f"notes/n{i}.md": f"# Note {i}\n\n## Clay\n\nClay for bench {i} is wedged by hand.\n" for i in range(4)},
+    }
+    bm = signal_by_heading(build_case(tmp_path, files), "turn off the vent", "bm25")
+    assert bm["Panel switch"] > 0
+    assert bm["Panel switch"] == pytest.approx(bm["Panel lever"], rel=0.05)
+
+
 def query_idfs(tmp_path: Path, files: dict[str, str], query: str) -> dict[str, float]:
     """Each query term's idf as search.sql weighs it (its explain), over a build of `files`."""
     (hit,) = mdfts.search(build_case(tmp_path, files), query, limit=1, explain=True)
