@@ -143,8 +143,9 @@ create index mdfts_synonyms_word on mdfts_synonyms(word, grp);
 -- (rollback, setup, login) the compound rule in search.sql finds that; the verb's first
 -- content word is the particle when the verb is a stop word ("get rid": of is not needed).
 -- Each verb is stored in its regular forms (turn, turns, turned, turning; set, setting;
--- scale, scaled, scaling), so a search finds a form by primary key; a few of the forms made
--- by rule are no words (turnned): no query writes them.
+-- scale, scaled, scaling) and its irregular ones (spun, got, went, tore), so a search finds a
+-- form by primary key; a few of the forms made by rule are no words (turnned): no query
+-- writes them.
 create table mdfts_phrasal (
   verb     text not null,   -- the query's verb, lower-case, in each of its regular forms
   particle text not null,   -- the word right after it
@@ -217,6 +218,15 @@ insert into temp.phrasal (verb, particle, word) values
   ('run', 'out', 'exhaust'),
   ('go', 'down', 'fail'), ('go', 'down', 'crash'),
   ('time', 'out', 'expire');
+-- The forms no rule makes: the past and past participle of the irregular verbs above, and those
+-- of a final y (carried, carries), every form the lexicon of lemminflect 0.2.3 (an English
+-- inflection library) gives for a verb of the list that the rules below do not make.
+create temp table phrasal_forms (verb text, form text);
+insert into temp.phrasal_forms (verb, form) values
+  ('bring', 'brought'), ('carry', 'carried'), ('carry', 'carries'), ('find', 'found'),
+  ('get', 'got'), ('get', 'gotten'), ('go', 'gone'), ('go', 'went'), ('leave', 'left'),
+  ('run', 'ran'), ('speed', 'sped'), ('spin', 'spun'), ('stand', 'stood'),
+  ('take', 'taken'), ('take', 'took'), ('tear', 'tore'), ('tear', 'torn');
 insert or ignore into mdfts_phrasal (verb, particle, word)
 select form, particle, word from (
   select case r.k when 0 then p.verb when 1 then p.verb || 's' when 2 then p.verb || 'es'
@@ -229,9 +239,13 @@ select form, particle, word from (
          end as form, p.particle, p.word
   from temp.phrasal as p,
        (select 0 as k union all select 1 union all select 2 union all select 3 union all select 4
-        union all select 5 union all select 6 union all select 7 union all select 8) as r)
+        union all select 5 union all select 6 union all select 7 union all select 8) as r
+  union all
+  select f.form, p.particle, p.word
+  from temp.phrasal as p join temp.phrasal_forms as f on f.verb = p.verb)
 where form is not null;
 drop table temp.phrasal;
+drop table temp.phrasal_forms;
 
 -- What a question asks for, by the section's role: a query holding a cue word ("how do I fix
 -- X") prefers a section whose heading holds one of its role words (Mitigation, Solution).

@@ -615,6 +615,21 @@ def test_a_phrasal_verb_finds_its_single_verb_only_as_a_pair(tmp_path: Path) -> 
     assert matches("kiln vent turn") == {"turn": "none", "kiln": "exact", "vent": "exact"}
 
 
+def test_an_irregular_form_of_a_phrasal_verb_finds_its_single_verb(tmp_path: Path) -> None:
+    """"took out" is "take out" (remove), as "taking out" is: the irregular past forms count."""
+    files = {
+        "kiln/shelf.md": ("# Shelf\n\n## Removing a shelf\n\nRemove the shelf once the kiln has cooled.\n\n"
+                          "## Shelf wash\n\nWash the shelf with a thin coat.\n"),
+        **{f"notes/n{i}.md": f"# Note {i}\n\n## Clay\n\nClay for bench {i} is wedged by hand.\n" for i in range(4)},
+    }
+    db = build_case(tmp_path, files)
+    for q, verb in (("the shelf I took out", "took"), ("the shelf I am taking out", "taking")):
+        (hit,) = [h for h in mdfts.search(db, q, limit=10, explain=True) if h.heading == "Removing a shelf"]
+        assert hit.explain is not None
+        matches = {t["term"]: t["match"] for t in hit.explain["terms"]}
+        assert matches == {verb: "stem", "out": "stem", "shelf": "exact"}, q
+
+
 def test_what_both_words_of_a_pair_find_counts_once_in_bm25(tmp_path: Path) -> None:
     """"turn off" finds Disable by both its words, but bm25 counts it once: a section holding
     only "disable" weighs as one holding only "turn", not twice as much (a rare single verb
