@@ -11,11 +11,12 @@
 -- input can raise, and sections_fts (porter-stemmed) matches its word forms. Stop words are
 -- dropped. Candidates are the bm25 top 25 over the cheapest phrases (rows they can match,
 -- within a budget, so common words cost little on a large index), the top 15 holding every
--- key term, the 10 strongest exact-token sections, and the Solution beside a Symptoms (or
--- Investigation) section found; every one of these steps works through at most a few budgets
--- of rows (`m`), however large the index. Each candidate is then looked up once per key term
--- in sections_fts (a rowid seek) and in tokens (a primary key), so every signal below counts
--- terms by the same stemmer, and scored on the signals in `signal`. The
+-- key term, the 10 strongest exact-token sections, the Solution beside a Symptoms (or
+-- Investigation) section found, and the sections whose file name and heading the query names
+-- on the pages of the three best; every one of these steps works through at most a few
+-- budgets of rows (`m`), however large the index. Each candidate is then looked up once per
+-- key term in sections_fts (a rowid seek) and in tokens (a primary key), so every signal below
+-- counts terms by the same stemmer, and scored on the signals in `signal`. The
 -- snippet is cut from the section's first 20,000 characters around the first key word found
 -- there: its cost is bounded whatever the section holds.
 -- Layout: the steps form a chain, each naming the step before it once and otherwise only small
@@ -374,43 +375,88 @@ fts_all(id, bm) as materialized (
 ),
 -- The pools: the bm25 top 25 and the top 15 holding every key term (inbm), and the 10
 -- strongest exact-token sections, each with its bm25 from the pools when it is in one, else
--- from the OR's pass (NULL past the rows scored).
-pool(id, bm, inbm) as materialized (
-  select id, coalesce(min(case when inbm then bm end), min(bm)), max(inbm)
+-- from the OR's pass (NULL past the rows scored). qk: the query's words as keys (below); doc:
+-- for the OR's three best rows, the row's page (else NULL); fs: the page's file name's words
+-- as keys, when the query names every one of them (else NULL): cand looks for the page's
+-- named sections there (see `named`).
+-- A word's key is the word, lower case, less a final s, so a plural names its singular and back
+-- ("charts" names chart.md); a query term's kebab or snake parts count apart ("rook-ceph" names
+-- ceph.md). A plain test of words, not FTS5's stems: it picks and credits sections by their
+-- names, so it must hold word for word (by stems, "configure" would name every Configuration).
+pool(id, bm, inbm, doc, qk, fs) as materialized (
+  select id, bm, inbm, doc, qk,
+    case when doc is not null then (
+      select case when sum(instr(qk, ' ' || k || ' ') = 0) = 0 then ' ' || group_concat(k, ' ') || ' ' end
+      from (select case when f.value glob '*?s' then substr(f.value, 1, length(f.value) - 1) else f.value end as k
+            from documents as d,
+              json_each('[' || replace(json_quote(trim(substr(d.file_words, 1, instr(d.file_words || ' /', ' /') - 1))),
+                                       ' ', '","') || ']') as f
+            where d.id = x.doc and f.value <> '')) end
   from (
-    select id, bm, nth <= 25 as inbm
+  select id, coalesce(min(case when inbm then bm end), min(bm)) as bm, max(inbm) as inbm,
+    case when max(top) then (select s.document_id from sections as s where s.id = u.id) end as doc
+  from (
+    select id, bm, nth <= 25 as inbm, nth <= 3 as top
     from (select id, bm, x, row_number() over (order by bm) as nth from fts)
     where nth <= 25 or x
     union all
-    select id, bm, 1 from fts_all
+    select id, bm, 1, 0 from fts_all
     union all
-    select id, null, 0 from xcand)
-  group by id
+    select id, null, 0, 0 from xcand) as u
+  group by id) as x,
+  -- (qk: space-separated, with a space at each end, for instr)
+  (select ' ' || group_concat(case when w.value glob '*?s' then substr(w.value, 1, length(w.value) - 1)
+                                   else w.value end, ' ') || ' ' as qk
+   from term, json_each('[' || replace(json_quote(replace(replace(term.n, '-', ' '), '_', ' ')), ' ', '","') || ']') as w
+   where not term.stop and w.value <> '') as q
 ),
 -- Candidates: the pools, and the answer beside a Symptoms or Investigation section in the bm25
 -- pools (see `answer` below; found by the document's key within a few sections of it), bm25
 -- normalised to the best (1.0); an exact-token section outside the bm25 pools has its own
 -- bm25 (else it would count as 0 against the sections holding only the query's common words).
+-- And the sections the query names (`named`) on the pages of the three best bm25 rows, when
+-- it names the page's file name: a long section (a table of settings) that holds every word
+-- once ranks below the short ones around it that repeat them, so bm25's pools can miss it;
+-- its bm25 is NULL (0) here, unless the pools scored it, and the signals decide (see bm).
 -- Per candidate, what the signals need of the section: fw, the file name's words (before the
 -- folder's), nw how many, nhead the heading's words (stop words aside), nstop how many of the
--- file name's words are stop words the query writes ("about" in tool-about.md).
-cand(id, document_id, bm_n, fw, nw, nhead, nstop) as materialized (
+-- file name's words are stop words the query writes ("about" in tool-about.md); named: the
+-- query names the section: every word of its file name and of its heading (stop words aside,
+-- by their keys, see pool), and the heading names more than the file name does (the file
+-- name names the system, the heading the task: "<system> <task>"; a page's title that repeats
+-- its file name is no such section).
+cand(id, document_id, bm_n, fw, nw, nhead, nstop, named) as materialized (
   select id, document_id, coalesce(bm / nullif(min(bm) over (), 0), 0), fw,
     max(1, length(fw) - length(replace(fw, ' ', '')) + 1), nhead,
     (select count(*) from json_each('[' || replace(json_quote(fw), ' ', '","') || ']') as j
-     where j.value in (select n from term where stop and not allstop))
+     where j.value in (select n from term where stop and not allstop)),
+    named
   from (
     select u.id, s.document_id, min(u.bm) as bm,
       trim(substr(s.file_words, 1, instr(s.file_words || ' /', ' /') - 1)) as fw,
       (select count(*) from json_each('[' || replace(json_quote(lower(s.heading)), ' ', '","') || ']') as j
        where rtrim(ltrim(j.value, '"''`([{<'), '"''`)]}>.,:;!?') not in (select word from mdfts_stopwords)
-         and rtrim(ltrim(j.value, '"''`([{<'), '"''`)]}>.,:;!?') <> '') as nhead
+         and rtrim(ltrim(j.value, '"''`([{<'), '"''`)]}>.,:;!?') <> '') as nhead,
+      max(u.named) as named
     from (
-      -- (each pool row, then its Solution siblings: one reading of pool, see Layout above)
-      select cast(j.value as integer) as id, case when j.value = p.id then p.bm end as bm
+      -- (each pool row, its page's named sections (as negative ids), then its Solution
+      -- siblings: one reading of pool, see Layout above)
+      select abs(j.value) as id, case when j.value = p.id then p.bm end as bm, j.value < 0 as named
       from pool as p, json_each((
         select json_group_array(i) from (
           select p.id as i
+          union all
+          -- (the page's named sections, when pool found its file name named (fs); the first
+          -- 500 sections of the page at most, so a huge page costs a bounded scan)
+          select -a.id
+          from sections as a
+          where p.fs is not null and a.document_id = p.doc and a.ordinal < 500 and a.heading <> '' and (
+            select count(*) > 0 and sum(instr(p.qk, ' ' || k || ' ') = 0) = 0 and sum(instr(p.fs, ' ' || k || ' ') = 0) > 0
+            from (select case when v glob '*?s' then substr(v, 1, length(v) - 1) else v end as k
+                  from (select rtrim(ltrim(h.value, '"''`([{<'), '"''`)]}>.,:;!?') as v
+                        from json_each('[' || replace(json_quote(replace(replace(lower(a.heading), '-', ' '), '_', ' ')),
+                                                      ' ', '","') || ']') as h)
+                  where v <> '' and v not in (select word from mdfts_stopwords)))
           union all
           select a.id
           from sections as y
@@ -432,7 +478,7 @@ cand(id, document_id, bm_n, fw, nw, nhead, nstop) as materialized (
 -- ev: the term's exact-token evidence in the candidate (NULL when it holds no such token);
 -- in_page: a section of the candidate's document holds it as an exact token (both by primary
 -- key lookups: the cost does not grow with how many sections hold the token).
-hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx,
+hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx,
     describes, kpos) as materialized (
   select id, pos, b, ev,
     -- (a section that holds the token is a section of its page that does)
@@ -440,7 +486,7 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, t, ident, idf, total, s
          when tok then exists (select 1 from sections as o cross join tokens as tk on tk.norm = n and tk.section_id = o.id
                                where o.document_id = x.document_id)
          else 0 end,
-    bm_n, fw, nw, nhead, nstop, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx, describes, kpos
+    bm_n, fw, nw, nhead, nstop, named, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx, describes, kpos
   from (
   select cand.id, key.pos, key.n, key.tok, cand.document_id, (
     -- (the file name is part of the document: marked once, and then path and title need no look)
@@ -452,7 +498,7 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, t, ident, idf, total, s
     case when key.tok then
       (select max(key.idf * (1 + (tk.token = key.t)) * (1 + 0.5 * (tk.source in ('heading', 'definition')))) / 3.0
        from tokens as tk where tk.norm = key.n and tk.section_id = cand.id) end as ev,
-    cand.bm_n, cand.fw, cand.nw, cand.nhead, cand.nstop, key.t, key.ident, key.idf, key.total, key.strong,
+    cand.bm_n, cand.fw, cand.nw, cand.nhead, cand.nstop, cand.named, key.t, key.ident, key.idf, key.total, key.strong,
     key.split, key.nparts, key.jw, key.wide, key.multi,
     key.hx, key.describes, key.kpos
   -- (key's columns ride along, so termhit and feature name hit alone: see Layout above)
@@ -467,9 +513,9 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, t, ident, idf, total, s
 -- (PaymentsGatewayDown for PaymentsGatewayDown.md); how (for --explain only): exact, stem or none;
 -- held: some candidate holds the term at all (see cover).
 termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
-        wide, whole, nw, nhead, nstop, multi, how, held, hx, describes, kpos) as materialized (
+        wide, whole, nw, nhead, nstop, named, multi, how, held, hx, describes, kpos) as materialized (
   select id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
-    wide, whole, nw, nhead, nstop, multi,
+    wide, whole, nw, nhead, nstop, named, multi,
     case when (select explain from q) then
       case when tok then 'exact' when not (any_ or in_doc) then 'none'
            when (select instr(lower(substr(s.text, 1, 20000) || ' ' || s.path), lower(t))
@@ -491,11 +537,15 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
            else coalesce(hit.ev, 0) end as ev,
       hit.in_page, hit.ev is not null as tok, hit.nparts, hit.jw, hit.wide,
       replace(hit.fw, ' ', '') = replace(replace(replace(lower(hit.t), '-', ''), '_', ''), '.', '') as whole,
-      hit.nw, hit.nhead, hit.nstop, hit.multi
+      hit.nw, hit.nhead, hit.nstop, hit.named, hit.multi
     from hit) as x
 ),
 -- The signals, each between 0 and 1 (shares of the query's idf unless said otherwise):
---   bm     bm25 over the whole query, relative to the best candidate;
+--   bm     bm25 over the whole query, relative to the best candidate; a section the query
+--          names (`named` in cand: its file name and heading, word for word) that holds every
+--          key term (cover 1) counts as the best: bm25 divides by the section's length, so a
+--          long section ("Configuration", a table of forty settings) that the query names in
+--          full would lose to the short ones beside it that merely repeat its words;
 --   cover  coordination: how much of the query the section or its document's name holds at
 --          all (half for an identifier only another section of its page holds): half the share
 --          of the query's idf, half the share of its terms squared (a term counts for its words:
@@ -559,7 +609,7 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --   page   the share of the ten best candidates that are other sections of the same page, the
 --          query's words spread over one page (computed last, in `ranked`, see there).
 -- terms: for --explain, each key term's match, in the query's order.
-feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, describes, kpos) as materialized (
+feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, describes, kpos, named) as materialized (
   select id, bm, cover, exact,
     case when nin = 0 then 0.0
          else coalesce((
@@ -608,9 +658,9 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, d
           select min(1.0, coalesce(sum(f), 0) / max(sum(not grp), 1)) from f where f is not null)
            from sections as s
            where s.id = x.id and (mh or s.heading glob '*[-_./]*' or s.heading_parts <> '')), hcount) end,
-    file, ident, nexact, nident, terms, held, describes, kpos
+    file, ident, nexact, nident, terms, held, describes, kpos, named
   from (
-  select th.id, max(th.bm_n) as bm, max(th.hx) as hx,
+  select th.id, max(th.bm_n) as bm, max(th.hx) as hx, max(th.named) as named,
     max(th.describes) as describes, max(th.kpos) as kpos,
     -- (the shares are of the key terms some candidate holds: `held`, else of all of them)
     0.5 * sum(th.idf * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end)
@@ -643,7 +693,7 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, d
 ),
 signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms, held,
        describes, kpos) as materialized (
-  select f.id, f.bm, f.cover, f.exact, f.hprec, min(f.file, 1.0),
+  select f.id, case when f.named and f.cover >= 0.9999 then 1.0 else f.bm end, f.cover, f.exact, f.hprec, min(f.file, 1.0),
     -- (phrase: a substring test over the section's first 20,000 characters, case folded; a
     -- phrase lookup in FTS5 would walk the doclists of the query's stop words)
     case when (select count(*) from raw) >= 2 then

@@ -473,6 +473,27 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "shelf wash recipe",
         ("kiln/care.md", "Shelf wash recipe"),
     ),
+    # A long section the query names in full, file name and heading ("<system> <task>"), beats
+    # thirty short ones on its page that repeat the query's words: bm25 divides by length, so
+    # "Settings" (a table of forty settings) is in neither bm25 pool; `named` makes it a
+    # candidate, and as it holds every word its bm25 counts as the best (it was not a candidate
+    # before the step, and 26th with the candidate channel alone).
+    "named-long-section": (
+        {
+            "studio/glaze-mixer.md": (
+                "# Glaze mixer\n\nThe studio glaze mixer stirs a bucket of glaze.\n\n## Settings\n\n"
+                "The glaze mixer settings, with their defaults:\n\n| Setting | What it sets | Default |\n"
+                "|---|---|---|\n"
+                + "".join(f"| `paddle{i}` | Paddle {i} pitch, in degrees, for a slip of {i * 5} percent "
+                          f"water | `{i * 3}` |\n" for i in range(40))
+                + "".join(f"\n## Batch {i}\n\nFor batch {i}, set the glaze mixer settings to speed {i}.\n"
+                          for i in range(30))),
+            **{f"notes/n{i}.md": f"# Note {i}\n\n## Clay\n\nClay for bench {i} is wedged by hand; the mixer "
+               "is off.\n" for i in range(4)},
+        },
+        "glaze mixer settings",
+        ("studio/glaze-mixer.md", "Settings"),
+    ),
     # A phrasal verb finds the single verb the docs write (mdfts_phrasal): "turn off" finds
     # "Disable", which beats a section that holds "turn" on its own.
     "phrasal-verb": (
