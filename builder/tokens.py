@@ -122,10 +122,11 @@ def _scan(text: str, source: TokenSource, out: list[_Found]) -> None:
                 if m.start() > 0:  # NAME=postgres://...: the name counts too
                     _scan(chunk[: m.start()].replace("=", " "), source, out)
                 url = _strip(m.group())
-                out.append((url, "url", source))
-                host = url.split("://", 1)[1].split("/", 1)[0].split("@")[-1].split(":")[0]
-                if "." in host:
-                    out.append((host, "host", source))
+                if "://" in url:  # not "http://-", which the strip leaves "http"
+                    out.append((url, "url", source))
+                    host = url.split("://", 1)[1].split("/", 1)[0].split("@")[-1].split(":")[0]
+                    if "." in host:
+                        out.append((host, "host", source))
             continue
         if chunk.startswith("--"):
             m = _FLAG.match(chunk)

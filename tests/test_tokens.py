@@ -162,6 +162,12 @@ def test_chunker_drops_only_plain_words(text: str) -> None:
     assert set(kept) <= set(every)
 
 
+@pytest.mark.parametrize("text", ["see http://- now", "a://-", "x=https://--"])
+def test_a_scheme_with_nothing_after_it_is_no_url(text: str) -> None:
+    # the trailing punctuation strip left "http" of "http://-", and the host split raised IndexError
+    assert [t.kind for t in extract_tokens([("text", text)])] == []
+
+
 def test_paragraphs_scanned_together_give_the_same_tokens() -> None:
     paragraphs = ["Set PAYMENTS_DB_URL first.", "Then run --dry-run", "see /var/log/app.log", "E1027"]
     one_by_one = {t for p in paragraphs for t in extract_tokens([("text", p)])}
