@@ -142,24 +142,40 @@ def test_sections_of_a_document_get_their_tokens() -> None:
     ]
 
 
-# The plain whitespace-and-bracket chunker that _CHUNK's lookahead refines, and the plain-word
-# rule _scan() applies: the fast chunker may only drop chunks that rule would skip anyway.
-_PLAIN_CHUNK = re.compile(r"[^\s`'\"<>()\[\]{},;|*]+")
+# The plain whitespace-and-bracket chunker that _CHUNK's and _PROSE_CHUNK's lookaheads refine:
+# the fast chunkers may only drop chunks in which _scan() would find no token anyway.
+_PLAIN_CHUNK = re.compile(r"(?<![^\s`'\"<>()\[\]{},;|*])[^\s`'\"<>()\[\]{},;|*]{2,}")
 
 
-def _plain_word(chunk: str) -> bool:
-    word = chunk.rstrip(".,:;!?")
-    return len(chunk) < 2 or (word.isalpha() and (word.islower() or word.istitle()))
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(list("aZQé_-./:,;!?=`'\"()[] \n\t09") + [
+    "Rollback", "payments", "ÉTAT", "x", "HTTP", "Read", "on-call", "v2", "03:00", "E1027", "://", "--"]),
+    max_size=30).map("".join), st.sampled_from(["text", "code", "heading"]))
+def test_chunkers_drop_only_chunks_without_tokens(text: str, source: str) -> None:
+    import mdfts.tokens as tokens
+
+    fast: list[tuple[str, str, str]] = []
+    tokens._scan(text, source, fast)  # type: ignore[arg-type]
+    every: list[tuple[str, str, str]] = []
+    saved = tokens._CHUNK, tokens._PROSE_CHUNK
+    tokens._CHUNK = tokens._PROSE_CHUNK = _PLAIN_CHUNK  # every chunk scanned
+    try:
+        tokens._scan(text, source, every)  # type: ignore[arg-type]
+    finally:
+        tokens._CHUNK, tokens._PROSE_CHUNK = saved
+    assert fast == every
+    assert set(_CHUNK.findall(text)) <= set(_PLAIN_CHUNK.findall(text))
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(list("aZé_-./:,;!?`'\"()[] \n\t09") + ["Rollback", "payments", "ÉTAT", "x"]),
-                max_size=30).map("".join))
-def test_chunker_drops_only_plain_words(text: str) -> None:
-    kept = _CHUNK.findall(text)
-    every = _PLAIN_CHUNK.findall(text)
-    assert [c for c in every if not _plain_word(c)] == [c for c in kept if not _plain_word(c)]
-    assert set(kept) <= set(every)
+@pytest.mark.parametrize(("source", "text", "dropped"), [
+    ("text", "HTTP UTC. 10 03:00 Read-only on-call e2e-tests", ["HTTP", "UTC.", "10", "03:00", "Read-only", "on-call"]),
+    ("code", "HTTP 10 Read-only on-call", ["HTTP", "10", "Read-only"]),
+])
+def test_the_chunkers_skip_what_holds_no_token(source: str, text: str, dropped: list[str]) -> None:
+    from mdfts.tokens import _PROSE_CHUNK
+
+    kept = (_PROSE_CHUNK if source == "text" else _CHUNK).findall(text)
+    assert [c for c in _PLAIN_CHUNK.findall(text) if c not in kept] == dropped
 
 
 @pytest.mark.parametrize("text", ["see http://- now", "a://-", "x=https://--"])
