@@ -277,6 +277,27 @@ def test_json_strings_spell_what_the_encoder_does(items: list[str]) -> None:
     assert _json_strings(items) == json.dumps(items, ensure_ascii=False)
 
 
+@pytest.mark.parametrize(
+    "values",
+    [[], [0, None, True, False, -3, 2**70, 1.5, 1e300, float("inf")], [7, 'say "hi"', "ünï ☃ 𝄞", "\ud800 lone",
+     "tab\tnew\nline\x00", ("a", 1), ["x", [None]], {"k": "v"}]],
+    ids=["empty", "numbers", "strings"],
+)
+def test_the_digest_records_encoder_spells_what_the_encoder_does(values: list[object]) -> None:
+    # documents.rows_sha256 is defined on JSONEncoder(ensure_ascii=False).encode's text.
+    from mdfts.write import _list_to_json, _to_json
+
+    assert _list_to_json(values) == _to_json(values) == json.dumps(values, ensure_ascii=False)
+
+
+def test_the_digest_records_encoder_refuses_what_json_cannot_spell() -> None:
+    # build --previous reads a blob edited into an old row as a digest mismatch through this TypeError
+    from mdfts.write import _list_to_json
+
+    with pytest.raises(TypeError):
+        _list_to_json([1, b"blob"])
+
+
 
 def test_a_second_source_of_a_token_is_dropped_as_before() -> None:
     # kind and source share token_rows.kind_source, so the key no longer drops a second row of
