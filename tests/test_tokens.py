@@ -154,15 +154,17 @@ _PLAIN_CHUNK = re.compile(r"(?<![^\s`'\"<>()\[\]{},;|*])[^\s`'\"<>()\[\]{},;|*]{
 def test_chunkers_drop_only_chunks_without_tokens(text: str, source: str) -> None:
     import mdfts.tokens as tokens
 
-    fast: list[tuple[str, str, str]] = []
-    tokens._scan(text, source, fast)  # type: ignore[arg-type]
-    every: list[tuple[str, str, str]] = []
-    saved = tokens._CHUNK, tokens._PROSE_CHUNK
-    tokens._CHUNK = tokens._PROSE_CHUNK = _PLAIN_CHUNK  # every chunk scanned
+    saved = tokens._CHUNK, tokens._PROSE_CHUNK, tokens._KNOWN
     try:
+        tokens._KNOWN = ({}, {})  # each run from its own chunks, not the other's
+        fast: list[tuple[str, str, str]] = []
+        tokens._scan(text, source, fast)  # type: ignore[arg-type]
+        tokens._KNOWN = ({}, {})
+        tokens._CHUNK = tokens._PROSE_CHUNK = _PLAIN_CHUNK  # every chunk scanned
+        every: list[tuple[str, str, str]] = []
         tokens._scan(text, source, every)  # type: ignore[arg-type]
     finally:
-        tokens._CHUNK, tokens._PROSE_CHUNK = saved
+        tokens._CHUNK, tokens._PROSE_CHUNK, tokens._KNOWN = saved
     assert fast == every
     assert set(_CHUNK.findall(text)) <= set(_PLAIN_CHUNK.findall(text))
 
@@ -176,6 +178,25 @@ def test_the_chunkers_skip_what_holds_no_token(source: str, text: str, dropped: 
 
     kept = (_PROSE_CHUNK if source == "text" else _CHUNK).findall(text)
     assert [c for c in _PLAIN_CHUNK.findall(text) if c not in kept] == dropped
+
+
+def test_known_chunks_give_what_a_first_scan_gives_and_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    import mdfts.tokens as tokens
+
+    monkeypatch.setattr(tokens, "_KNOWN", ({}, {}))
+    monkeypatch.setattr(tokens, "KNOWN_CHUNKS", 4)
+    text = "Set PAYMENTS_DB_URL, run --dry-run=/tmp/x.log and see https://a.example.com/x E1027 deploy/payments"
+    for source in ("code", "text"):
+        first = extract_tokens([(source, text)])
+        assert len(tokens._KNOWN[source != "text"]) <= 4
+        assert extract_tokens([(source, text)]) == extract_tokens([(source, text + " ")]) == first
+    # a path in code, nothing in prose, with the chunk known from code
+    assert [(t.token, t.kind) for t in extract_tokens([("code", "deploy/payments")])] == [
+        ("deploy/payments", "file_path")]
+    assert extract_tokens([("text", "deploy/payments")]) == []
+    many = " ".join(f"X_{i}" for i in range(50))
+    assert len(extract_tokens([("text", many)])) == 50
+    assert 0 < len(tokens._KNOWN[False]) <= 4
 
 
 @pytest.mark.parametrize("text", ["see http://- now", "a://-", "x=https://--"])
