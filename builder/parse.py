@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import html
 import re
+import types
 import urllib.parse
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from markdown_it import MarkdownIt
 from markdown_it.parser_block import RuleFuncBlockType
@@ -136,6 +137,26 @@ class _StreamState(StateBlock):
         return token
 
 
+def _with_fast_split(table: RuleFuncBlockType) -> RuleFuncBlockType:
+    """markdown-it's table rule as it is, but for its escapedSplit (a row's cells, split at each
+    `|` no backslash escapes; an escaped one stays, without its backslash): a row without an
+    escaped pipe is str.split, where escapedSplit steps through it a character at a time (~0.3 s
+    of a table-heavy 20 MB build). The same code with its own globals, so the library and every
+    other parser keep the original; a rule without an escapedSplit is left as it is."""
+    names = getattr(table, "__globals__", None)
+    escaped_split = names.get("escapedSplit") if names is not None else None
+    if escaped_split is None:
+        return table
+
+    def split(row: str) -> list[str]:
+        return row.split("|") if "\\|" not in row else cast("list[str]", escaped_split(row))
+
+    rule = cast(types.FunctionType, table)
+    fast = types.FunctionType(rule.__code__, {**rule.__globals__, "escapedSplit": split}, rule.__name__,
+                              rule.__defaults__, rule.__closure__)
+    return cast(RuleFuncBlockType, fast)
+
+
 def _fold_rows(table: RuleFuncBlockType) -> RuleFuncBlockType:
     """The table rule, pushing through _StreamState.push_folding_cells while it runs (silent, it
     pushes nothing)."""
@@ -182,7 +203,7 @@ def _dispatcher(rules: list[tuple[str, RuleFuncBlockType]], code_enabled: bool) 
                 continue
             if name == _CODE and not code:
                 continue
-            kept.append((_fold_rows(fn) if name == _TABLE else fn,
+            kept.append((_fold_rows(_with_fast_split(fn)) if name == _TABLE else fn,
                          name if name in (_FRONT_MATTER, _TABLE) else ""))
         return tuple(kept)
 

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from mdfts.parse import Token, _block_parser_config, _split_at_runs, parse_blocks, split_code_spans
 
@@ -70,9 +71,10 @@ def test_every_block_rule_gives_markdown_its_tokens() -> None:
         "1.\n2.\n",
         "text\n  # heading after indent\n",
         "\t- tab indented item\n\t\tcontinued",
+        "| a \\| b | `c \\| d` |\n|---|---|\n| x \\\\| y | z\\| |\n| \\|\\| | |\n",
     ],
     ids=["empty", "one-char", "code-first-line", "unclosed-front-matter", "table-at-end", "delimiter-only",
-         "quote-then-code", "list-with-code", "empty-items", "indented-heading", "tabs"],
+         "quote-then-code", "list-with-code", "empty-items", "indented-heading", "tabs", "escaped-pipes"],
 )
 def test_edge_cases_give_markdown_its_tokens(text: str) -> None:
     assert [t.as_dict() for t in parse_blocks(text)] == markdown_it_blocks(text)
@@ -86,3 +88,15 @@ def test_code_spans_of_single_backticks_pair_in_order(raw: str) -> None:
     # split_code_spans() pairs single backticks without matching runs; the run matcher is the rule.
     expected = _split_at_runs(raw) if "`" in raw else (raw, [])
     assert split_code_spans(raw) == expected
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="|\\a `", max_size=16))
+def test_the_table_rules_split_is_markdown_its_escaped_split(row: str) -> None:
+    from markdown_it.rules_block.table import escapedSplit, table
+
+    from mdfts.parse import _with_fast_split
+
+    fast = _with_fast_split(table)
+    assert fast is not table and table.__globals__["escapedSplit"] is escapedSplit  # the library's own is kept
+    assert fast.__globals__["escapedSplit"](row) == escapedSplit(row)  # type: ignore[attr-defined]
