@@ -542,10 +542,13 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 ),
 -- The signals, each between 0 and 1 (shares of the query's idf unless said otherwise):
 --   bm     bm25 over the whole query, relative to the best candidate; a section the query
---          names (`named` in cand: its file name and heading, word for word) that holds every
---          key term (cover 1) counts as the best: bm25 divides by the section's length, so a
---          long section ("Configuration", a table of forty settings) that the query names in
---          full would lose to the short ones beside it that merely repeat its words;
+--          names (`named` in cand: its file name and heading, word for word) whose name names
+--          the query too (every key term but a wide one, the product's own name, is in its
+--          path, file name, title or heading: cluster-crd.md's "Cluster Settings" is no name
+--          for "cluster crd network settings") and that holds every key term (cover 1) counts
+--          as the best: bm25 divides by the section's length, so a long section
+--          ("Configuration", a table of forty settings) that the query and it name each other
+--          would lose to the short ones beside it that merely repeat its words;
 --   cover  coordination: how much of the query the section or its document's name holds at
 --          all (half for an identifier only another section of its page holds): half the share
 --          of the query's idf, half the share of its terms squared (a term counts for its words:
@@ -660,7 +663,10 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, d
            where s.id = x.id and (mh or s.heading glob '*[-_./]*' or s.heading_parts <> '')), hcount) end,
     file, ident, nexact, nident, terms, held, describes, kpos, named
   from (
-  select th.id, max(th.bm_n) as bm, max(th.hx) as hx, max(th.named) as named,
+  select th.id, max(th.bm_n) as bm, max(th.hx) as hx,
+    -- (named, see cand, and the other way round: every key term, wide ones aside, is in the
+    -- section's name too, its document's (path, file name, title) or its heading; see bm)
+    max(th.named) and sum(not th.wide and not (th.in_doc or th.in_head)) = 0 as named,
     max(th.describes) as describes, max(th.kpos) as kpos,
     -- (the shares are of the key terms some candidate holds: `held`, else of all of them)
     0.5 * sum(th.idf * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end)
