@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
 import types
@@ -97,6 +98,18 @@ def parse_blocks(text: str) -> list[Token]:
     return tokens
 
 
+# Token's fields and their defaults, as _StreamState.push sets them.
+_TOKEN_FIELDS = (("type", None), ("tag", None), ("nesting", None), ("attrs", dict), ("map", None), ("level", 0),
+                 ("children", None), ("content", ""), ("markup", ""), ("info", ""), ("meta", dict),
+                 ("block", False), ("hidden", False))
+_FAST_TOKENS = tuple(
+    (f.name, f.default_factory if f.default_factory is not dataclasses.MISSING
+     else None if f.default is dataclasses.MISSING else f.default)
+    for f in dataclasses.fields(Token)
+) == _TOKEN_FIELDS
+_new_token = object.__new__
+
+
 class _StreamState(StateBlock):
     """markdown-it's block state, lean where a whole document's tokens cost the most memory.
 
@@ -116,6 +129,25 @@ class _StreamState(StateBlock):
         self.column = 0
         self.scratch = Token("inline", "", 0)  # what the table rule fills for each cell
 
+    def push(self, ttype: str, tag: str, nesting: Literal[-1, 0, 1]) -> Token:
+        """StateBlock.push, making the token without Token's dataclass __init__ and __post_init__
+        (a third of a push, on every block token): the fields Token(ttype, tag, nesting) sets,
+        then block and level as push sets them. Only while Token has the fields it had when this
+        was written (_FAST_TOKENS); markdown-it's own push else."""
+        if not _FAST_TOKENS:
+            return StateBlock.push(self, ttype, tag, nesting)
+        token = _new_token(Token)
+        token.type, token.tag, token.nesting, token.attrs, token.map = ttype, tag, nesting, {}, None
+        token.children, token.content, token.markup, token.info = None, "", "", ""
+        token.meta, token.block, token.hidden = {}, True, False
+        if nesting < 0:
+            self.level -= 1  # closing tag
+        token.level = self.level
+        if nesting > 0:
+            self.level += 1  # opening tag
+        self.tokens.append(token)
+        return token
+
     def push_folding_cells(self, ttype: str, tag: str, nesting: Literal[-1, 0, 1]) -> Token:
         """push() while the table rule runs: a row's cells go into its tr_open token."""
         row = self.row
@@ -130,7 +162,7 @@ class _StreamState(StateBlock):
                 return self.scratch
             if ttype == "tr_close":
                 self.row = None
-        token = StateBlock.push(self, ttype, tag, nesting)
+        token = _StreamState.push(self, ttype, tag, nesting)
         if ttype == "tr_open":
             self.row, self.column = token, 0
             token.meta["cells"] = []

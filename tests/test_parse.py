@@ -45,6 +45,14 @@ def markdown_it_blocks(text: str) -> list[dict[str, Any]]:
     return [t.as_dict() for t in folded(_block_parser_config().parse(text))]
 
 
+def test_block_tokens_are_made_the_fast_way_with_this_markdown_it() -> None:
+    # _StreamState.push makes tokens itself while Token has the fields it knows; the tests
+    # below compare those tokens with markdown-it's own
+    from mdfts.parse import _FAST_TOKENS
+
+    assert _FAST_TOKENS
+
+
 def test_every_block_rule_gives_markdown_its_tokens() -> None:
     # Each rule, and each rule ending a paragraph, a list item or a quote; lines that start like a
     # rule's marker and are not one (#hashtag, -not, 2024, <notatag, [not a ref).
