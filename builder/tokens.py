@@ -65,6 +65,11 @@ _WORD = re.compile(r"[A-Za-z0-9_$][\w.$-]*")
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/$.?#][^\s`'\"<>()\[\]{}|]*")
 _FLAG = re.compile(r"--[A-Za-z0-9][A-Za-z0-9_-]*")
 _PATH = re.compile(r"(?:~|\.{1,2})?/?[\w.@+-]+(?:/[\w.@+-]+)+/?")
+# A protocol or product and its version written with a slash (HTTP/2, HTTP/1.1, TLS/1.3,
+# Mozilla/5.0): a name of two letters or more with a capital first, as such names are written
+# (a folder's is lower-case: release/2.14, pts/5 stay paths), then a version as search.sql's
+# `ver` reads one (one to three digits, no leading zero, dotted parts); no file path.
+_SLASH_VERSION = re.compile(r"[A-Z][A-Za-z]+/[1-9]\d{0,2}(?:\.\d+)*")
 _ENV = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _ERROR = re.compile(r"(?:[A-Z]{1,6}-?\d{2,6}|ERR_[A-Z0-9_]+|E_[A-Z0-9_]+)")
 _SNAKE = re.compile(r"_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_*")
@@ -174,6 +179,8 @@ def _chunk_tokens(chunk: str, in_code: bool) -> tuple[tuple[str, TokenKind], ...
         return tuple([(token, kind) for token, kind, _ in out])
     if "/" in chunk:
         word = _strip(chunk)
+        if _SLASH_VERSION.fullmatch(word):
+            return ((word, "version"),)
         if _PATH.fullmatch(word) and (
             in_code
             or word.startswith(("/", "./", "../", "~/"))

@@ -49,6 +49,13 @@ CASES = [
     ("text", "(PAYMENTS_DB_URL), \"STRIPE_API_KEY\".",
      [("PAYMENTS_DB_URL", "env_var"), ("STRIPE_API_KEY", "env_var")]),
     ("text", "just ordinary words here", []),
+    # a protocol or product and its version after a slash is a version, not a file path, in code
+    # or prose; a lower-case folder, one letter, four digits or a leading zero stay a path
+    ("fence", "listen HTTP/2 or HTTP/1.1", [("HTTP/1.1", "version"), ("HTTP/2", "version")]),
+    ("text", "the proxy speaks HTTP/2 only", [("HTTP/2", "version")]),
+    ("fence", "cat /proc/1 release/2.14 X/2 Logs/2024 Ab/02",
+     [("/proc/1", "file_path"), ("Ab/02", "file_path"), ("Logs/2024", "file_path"), ("X/2", "file_path"),
+      ("release/2.14", "file_path")]),
 ]
 
 
@@ -59,7 +66,8 @@ CASES = [
         "env-var", "flag-with-value", "flag-in-code", "error-codes", "snake-case", "camel-case",
         "kebab-in-code", "kebab-in-fence", "kebab-in-prose", "kebab-with-digit-in-prose", "versions-dotted",
         "abbreviations", "file-paths", "file-name", "prose-slashes", "url-and-hosts", "dsn-after-equals",
-        "code-span-verbatim", "heading", "punctuation-around", "no-tokens",
+        "code-span-verbatim", "heading", "punctuation-around", "no-tokens", "version-after-slash-in-code",
+        "version-after-slash-in-prose", "paths-ending-in-a-number",
     ],
 )
 def test_kinds(source: str, text: str, expected: list[tuple[str, str]]) -> None:
