@@ -288,7 +288,8 @@ budget(n) as (select 2000),
 m(expr, all_, budget, cap) as materialized (
   -- (each phrase of the OR once: bm25 sums over the expression's phrases, so a single verb or a
   -- compound that both words of a pair find, "turn off" → disable, "roll back" → rollback,
-  -- would count twice, and a rare one outweigh the query's own words)
+  -- would count twice, and a rare one outweigh the query's own words; the AND below keeps it in
+  -- each term's group, as each group must match: ("turn" OR "disable") AND ("off" OR "disable"))
   select coalesce((select group_concat(p.value, ' OR ')
                    from (select distinct j.value
                          from json_each('[' || replace(json_quote(x.expr), '\" OR \"', '\"","\"') || ']') as j) as p),
