@@ -15,7 +15,7 @@ import sys
 TYPE_CHECKING = False  # typing costs ~2 ms to import; mypy reads this name as True
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Any
+    from typing import Any, NoReturn
 
 # command → (options that take a value, flags, positional arguments, highest -k)
 _COMMANDS: dict[str, tuple[frozenset[str], frozenset[str], int, int]] = {
@@ -122,7 +122,23 @@ def main(argv: Sequence[str] | None = None) -> None:
 
         cli.main(args, prog_name="mdfts")
         return
-    sys.exit(run(*read))
+    code = run(*read)
+    if argv is None:  # the console script or `python -m mdfts`: this process ends here
+        _end(code)
+    sys.exit(code)
+
+
+def _end(code: int) -> NoReturn:
+    """End a lookup process without the interpreter's teardown. Nothing is left to do: every line
+    was flushed as it was written, and the index was opened read-only. The teardown (freeing the
+    compiled search statement, the connection and every module) was 4-6 ms of a ~55 ms one-shot
+    `mdfts search`, measured side by side with and without it."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe, or the stream closed after one
+            pass
+    os._exit(code)
 
 
 if __name__ == "__main__":

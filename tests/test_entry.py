@@ -146,3 +146,21 @@ def test_queries_from_stdin_answer_each_line_before_the_next_arrives(sample_db: 
     assert [a["query"] for a in answers] == ["payments rollback", "PAYMENTS_DB_URL", "on-call escalation"]
     assert all(len(a["results"]) == 1 for a in answers)
     assert answers[0]["results"][0]["path"] == "runbooks/payments.md"
+
+
+@pytest.mark.parametrize("argv", [["search", "{db}", "payments rollback", "--json", "-k", "50"],
+                                  ["search", "{db}", "--queries", "{q}", "--json"],
+                                  ["token", "{db}", "PAYMENTS_DB_URL"], ["show", "{db}", ROLLBACK]],
+                         ids=["search", "queries", "token", "show"])
+def test_every_line_arrives_though_the_process_skips_its_teardown(sample_db: Path, tmp_path: Path,
+                                                                  argv: list[str]) -> None:
+    # The fast path ends its process with os._exit (mdfts.entry._end), which drops whatever a
+    # stream still buffers: a pipe from a shell without PYTHONUNBUFFERED must still get it all.
+    questions = tmp_path / "q.txt"
+    questions.write_text("payments rollback\nE1027\nhow do I page ledger?\n" * 40, encoding="utf-8")
+    args = [a.format(db=sample_db, q=questions) for a in argv]
+    buffered = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    fast, click = (subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=buffered)
+                   for cmd in ([sys.executable, "-m", "mdfts", *args], [sys.executable, "-c", CLICK, *args]))
+    assert (fast.returncode, fast.stdout, fast.stderr) == (click.returncode, click.stdout, click.stderr)
+    assert fast.returncode == 0 and fast.stdout.count("\n") >= 1
