@@ -176,9 +176,13 @@ def discover(
                 if warn:
                     warn(f"{display(rel)}: skipped, a symlink that leads outside {root.name or root}")
                 return
-        if real in skipped or not claim(rel, ""):
-            return
-        found[rel] = SourceFile(rel, folder)
+        if real not in skipped:
+            keep(rel, folder)
+
+    def keep(rel: str, folder: Path) -> None:
+        """A file of a folder at `rel`, unless that path is taken (claim)."""
+        if claim(rel, ""):
+            found[rel] = SourceFile(rel, folder)
 
     def unlistable(err: OSError) -> None:
         where = Path(err.filename).relative_to(base).as_posix() if err.filename else "?"
@@ -213,9 +217,7 @@ def discover(
                 if os.path.islink(abspath) or abspath in skipped_text:
                     add(Path(abspath), root)
                     continue
-                rel = below_folder + name
-                if claim(rel, ""):
-                    found[rel] = SourceFile(rel, folder)
+                keep(below_folder + name, folder)
     for fs in sets:
         for rel, data in sorted(fs.files.items()):
             path = f"{fs.prefix}/{rel}" if mixed else rel
