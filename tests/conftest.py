@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import os
 import shutil
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
@@ -25,6 +26,11 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURE_DOCS = Path(__file__).resolve().parent / "fixtures" / "docs"
 SAMPLE_DOCS = REPO / "sample" / "docs"
 QUERIES_DIR = REPO / "queries"
+
+# Every process a test starts runs as from a user's shell. Some machines (this project's own
+# dev box among them) export PYTHONUNBUFFERED=1, which flushes every write and so hides a
+# process that forgets to flush its output before it ends.
+os.environ.pop("PYTHONUNBUFFERED", None)
 
 
 def fixture_text(name: str) -> str:
