@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from bench import agents, alert_queries, check_corpus, devsets, incremental, pages, selfcheck, speed, stress
+from bench import agents, alert_queries, check_corpus, devsets, incremental, mixed, pages, selfcheck, speed, stress
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -21,6 +21,7 @@ cli.add_command(alert_queries.main, "alert-queries")
 cli.add_command(agents.main, "agents")
 cli.add_command(devsets.main, "devsets")
 cli.add_command(selfcheck.main, "selfcheck")
+cli.add_command(mixed.main, "mixed")
 
 if __name__ == "__main__":
     cli()

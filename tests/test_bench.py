@@ -192,3 +192,26 @@ def test_selfcheck_command_writes_json_lines(tmp_path: Path) -> None:
     (empty / "a.md").write_text("just text\n", encoding="utf-8")
     failed = _bench("selfcheck", str(empty))
     assert (failed.returncode, failed.stderr) == (1, f"Error: {empty}: no page yields a query\n")
+
+
+def test_mixed_scores_each_set_under_its_folder(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from bench.mixed import main as mixed_main, prefix_of
+
+    shared = tmp_path / "shared"
+    (shared / "corpora" / "alpha").mkdir(parents=True)
+    (shared / "devset" / "beta").mkdir(parents=True)
+    (shared / "corpora" / "alpha" / "kiln.md").write_text("# Kiln\n\n## Glazing\n\nGlaze the pots at dusk.\n")
+    (shared / "devset" / "beta" / "kiln.md").write_text("# Kiln\n\n## Firing\n\nFire the kiln slowly.\n")
+    gold = {"alpha": ("glaze pots", "kiln.md", 3), "beta": ("fire slowly", "kiln.md", 3)}
+    for name, (q, path, line) in gold.items():
+        (shared / "devset" / f"{name}.queries.jsonl").write_text(json.dumps(
+            {"id": f"{name}-1", "q": q, "gold": [{"path": path, "line": line, "heading": ""}], "kind": "natural"}) + "\n")
+    # (both files are kiln.md: only the folder prefix tells the two sets' gold apart)
+    assert prefix_of(shared / "devset" / "beta", [shared / "corpora" / "alpha", shared / "devset" / "beta"]) \
+        == "devset/beta/"
+    result = CliRunner().invoke(mixed_main, [str(shared), "--work", str(tmp_path / "w"), "--own"])
+    assert result.exit_code == 0, result.output
+    assert result.output.count("| | all | 1 | 1.000 / 1.000 |") == 4, result.output
+    assert "mixed index: 4 sections" in result.output
