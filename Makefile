@@ -52,7 +52,8 @@ eval: setup  ## retrieval quality: the bundled sample, then every ../shared/devs
 	@if [ -d $(SHARED)/devset ] && [ -f $(SHARED)/eval/requirements.txt ]; then \
 	  [ -x $(EVALVENV)/bin/python ] || { $(PYTHON) -m venv $(EVALVENV) && \
 	    $(EVALVENV)/bin/pip install --quiet -r $(SHARED)/eval/requirements.txt; } && \
-	  $(BIN)/python -m bench devsets $(SHARED) --eval-python $(EVALVENV)/bin/python --mdfts-cmd $(BIN)/mdfts; \
+	  $(BIN)/python -m bench devsets $(SHARED) --eval-python $(EVALVENV)/bin/python --mdfts-cmd $(BIN)/mdfts \
+	    --heldout bench/heldout; \
 	else echo "no $(SHARED)/devset: skipped the dev sets"; fi
 	@for c in $(SHARED)/devset/opsdocs $(SHARED)/corpora/*/; do \
 	  if [ -d $$c ]; then \

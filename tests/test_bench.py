@@ -215,3 +215,44 @@ def test_mixed_scores_each_set_under_its_folder(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert result.output.count("| | all | 1 | 1.000 / 1.000 |") == 4, result.output
     assert "mixed index: 4 sections" in result.output
+
+
+HELDOUT = REPO / "bench" / "heldout"
+KINDS = {"exact-token", "service", "heading", "natural", "paraphrase", "mixed"}
+
+
+def test_heldout_sets_are_well_formed() -> None:
+    """Each held-out set is the dev sets' format: unique ids, a known kind, gold with a path, a
+    1-based line and a heading."""
+    files = sorted(HELDOUT.glob("*.queries.jsonl"))
+    assert len(files) >= 4
+    ids: set[str] = set()
+    for f in files:
+        for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+            q = json.loads(line)
+            assert q["id"] not in ids, f"{f.name}:{n}: duplicate id"
+            ids.add(q["id"])
+            assert q["kind"] in KINDS and q["q"].strip(), f"{f.name}:{n}"
+            assert q["gold"], f"{f.name}:{n}: no gold"
+            for g in q["gold"]:
+                assert g["path"].endswith(".md") and not g["path"].startswith("/"), f"{f.name}:{n}"
+                assert isinstance(g["line"], int) and g["line"] >= 1, f"{f.name}:{n}"
+                assert g["heading"].strip(), f"{f.name}:{n}"
+
+
+def test_dev_sets_pairs_each_query_file_with_its_corpus(tmp_path: Path) -> None:
+    """A held-out folder's sets are scored over SHARED/corpora/NAME; a set whose corpus is
+    absent is skipped, and the shared devset folder is not read."""
+    from bench.devsets import dev_sets
+
+    shared = tmp_path / "shared"
+    (shared / "corpora" / "alpha").mkdir(parents=True)
+    (shared / "devset").mkdir()
+    (shared / "devset" / "dev.queries.jsonl").write_text("", encoding="utf-8")
+    (shared / "devset" / "dev").mkdir()
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    for name in ("alpha", "beta"):
+        (extra / f"{name}.queries.jsonl").write_text("", encoding="utf-8")
+    assert dev_sets(shared, extra) == [("alpha", shared / "corpora" / "alpha", extra / "alpha.queries.jsonl")]
+    assert [name for name, _, _ in dev_sets(shared)] == ["dev"]
