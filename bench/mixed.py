@@ -15,18 +15,18 @@ the gold and no longer is.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 
 import click
 
 from bench.common import default_corpus, replicate
 from bench.devsets import dev_sets
 from mdfts.build import build_index
+from mdfts.evaluate import Gold, load_queries, rank_of, scores
 
 SEARCH = Path(__file__).resolve().parent.parent / "queries" / "search.sql"
 
@@ -68,30 +68,34 @@ def build_mixed(shared: Path, work: Path, pad: int) -> tuple[Path, dict[str, str
     return db, {name: prefix_of(corpus, roots) for name, corpus, _ in dev_sets(shared)}
 
 
-def run_queries(db: Path, sql: str, queries: Sequence[str]) -> list[list[dict[str, Any]]]:
+class Row(NamedTuple):
+    path: str
+    start_line: int
+    end_line: int
+
+
+def run_queries(db: Path, sql: str, queries: Sequence[str]) -> list[list[Row]]:
     """The top 10 (path, start_line, end_line) of each query, by one search.sql text."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     out = []
     for q in queries:
         cur = conn.execute(sql, {"q": q, "limit": 10, "explain": None})
         names = [d[0] for d in cur.description]
-        out.append([dict(zip(names, row, strict=True)) for row in cur.fetchall()])
+        at = [names.index(c) for c in Row._fields]
+        out.append([Row(*(row[i] for i in at)) for row in cur.fetchall()])
     conn.close()
     return out
 
 
-def rank_of(results: Sequence[dict[str, Any]], gold: Sequence[dict[str, Any]], prefix: str) -> int | None:
-    """1-based rank of the first result that is a gold section (run_eval.py's rule), else None."""
-    for i, r in enumerate(results[:10]):
-        if any(r["path"] == prefix + g["path"] and r["start_line"] <= g["line"] <= r["end_line"] for g in gold):
-            return i + 1
-    return None
+def under(prefix: str, gold: Sequence[Gold]) -> list[Gold]:
+    """The gold as the mixed index names it: each path under its set's folder."""
+    return [Gold(path=prefix + g["path"], line=g["line"]) for g in gold]
 
 
 def score(ranks: Sequence[int | None]) -> tuple[float, float]:
-    """Hit@1 and MRR@10."""
-    n = len(ranks) or 1
-    return sum(r == 1 for r in ranks) / n, sum(1 / r for r in ranks if r) / n
+    """Hit@1 and MRR@10 of a list of ranks (mdfts eval's formulas)."""
+    s = scores([(r, False, None) for r in ranks]) if ranks else None
+    return (s["hit1"], s["mrr10"]) if s else (0.0, 0.0)
 
 
 def judge(db: Path, sets: Sequence[tuple[str, Path, str]], sqls: Sequence[Path]) -> list[str]:
@@ -99,8 +103,8 @@ def judge(db: Path, sets: Sequence[tuple[str, Path, str]], sqls: Sequence[Path])
     per query file, and the first hits each variant loses and wins."""
     lines = []
     for name, qfile, prefix in sets:
-        qs = [json.loads(x) for x in qfile.read_text(encoding="utf-8").splitlines() if x.strip()]
-        ranks = [[rank_of(res, q["gold"], prefix) for res, q in
+        qs = load_queries(qfile)
+        ranks = [[rank_of(res, under(prefix, q["gold"])) for res, q in
                   zip(run_queries(db, p.read_text(encoding="utf-8"), [q["q"] for q in qs]), qs, strict=True)]
                  for p in sqls]
         lines.append(f"| {name} | kind | n | " + " | ".join(p.name for p in sqls) + " |")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, Protocol, TypedDict
 
 from mdfts.errors import MdftsError
 from mdfts.index import open_index
-from mdfts.records import Hit
 
 
 class Gold(TypedDict):
@@ -51,7 +51,18 @@ def load_queries(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def rank_of(hits: list[Hit], gold: list[Gold], k: int = 10) -> int | None:
+class Span(Protocol):
+    """What scoring reads of a result: its file and its lines (a Hit, or a row of search.sql)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def start_line(self) -> int: ...
+    @property
+    def end_line(self) -> int: ...
+
+
+def rank_of(hits: Sequence[Span], gold: Sequence[Gold], k: int = 10) -> int | None:
     """1-based rank of the first hit that contains a gold line, within the top k."""
     for i, h in enumerate(hits[:k]):
         if any(h.path == g["path"] and h.start_line <= g["line"] <= h.end_line for g in gold):
@@ -59,7 +70,8 @@ def rank_of(hits: list[Hit], gold: list[Gold], k: int = 10) -> int | None:
     return None
 
 
-def _scores(rows: list[tuple[int | None, bool, int | None]]) -> Scores:
+def scores(rows: Sequence[tuple[int | None, bool, int | None]]) -> Scores:
+    """The metrics of (rank, first hit in a gold file, first hit's characters) rows."""
     n = len(rows)
     ranks = [r for r, _, _ in rows]
     sizes = [c for _, _, c in rows if c is not None]
@@ -87,7 +99,7 @@ def evaluate(db: Path, queries_file: Path, k: int = 10) -> dict[str, Any]:
         rows.append((kind, (r, file_hit, chars)))
         top = [f"{h.lines} {h.heading}" for h in hits[:3]]
         per_query.append({"id": q.get("id"), "kind": kind, "q": q["q"], "rank": r, "top": top})
-    by_kind = {"all": _scores([x for _, x in rows])}
+    by_kind = {"all": scores([x for _, x in rows])}
     for kind in sorted({k for k, _ in rows} - {"all"}):
-        by_kind[kind] = _scores([x for kk, x in rows if kk == kind])
+        by_kind[kind] = scores([x for kk, x in rows if kk == kind])
     return {"index": str(db), "queries": str(queries_file), "k": k, "kinds": by_kind, "per_query": per_query}
