@@ -46,7 +46,8 @@ raw(pos, v) as (
   limit 64
 ),
 -- A term as written, trimmed of quotes, brackets and trailing punctuation (the same rule as
--- mdfts.tokens.normalize), its ASCII lower-case form; strong: it is an exact identifier in the
+-- mdfts.tokens.normalize) and of a possessive 's (my app's logs: the docs write "app", and
+-- FTS5 reads app's as the phrase "app s"), its ASCII lower-case form; strong: it is an exact identifier in the
 -- index (anything but a plain code span or a kebab name of one or two parts: a kebab name of
 -- three or more, like a feature flag, is as specific as any identifier); ident: it is one, or is shaped like
 -- one though no section holds it (camelCase, snake_case, a --flag, dotted.name, letters with
@@ -90,7 +91,8 @@ term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt, asksym) as material
                or substr(n, length(rtrim(n, '0123456789.')) + 1) glob '*[0-9].[0-9]*') as ver
       from (
       select min(pos) as pos, max(t) as t, lower(t) as n
-      from (select pos, rtrim(ltrim(v, '"''`([{<'), '"''`)]}>.,:;!?') as t from raw)
+      from (select pos, case when t glob '*[A-Za-z]''[sS]' then substr(t, 1, length(t) - 2) else t end as t
+            from (select pos, rtrim(ltrim(v, '"''`([{<'), '"''`)]}>.,:;!?') as t from raw))
       where t <> '' group by lower(t)))
     -- (an OFFSET keeps SQLite from flattening this into the select above, which would copy
     -- the token lookups into each place that names `strong`)

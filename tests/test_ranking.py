@@ -644,6 +644,19 @@ def test_explain_marks_stems(tmp_path: Path) -> None:
                                      "identifier": False, "match": "stem"}]
 
 
+def test_a_possessive_matches_its_word(tmp_path: Path) -> None:
+    """"the kiln's vent" asks for the kiln: FTS5 reads kiln's as the phrase "kiln s", which the
+    docs never write, so the term is its word without the 's (a quote or a contraction is not)."""
+    db = build_case(tmp_path, {
+        "kiln/vent.md": "# Vent\n\n## Open the vent\n\nOpen the kiln vent before a slow cool.\n",
+        "bench/vent.md": "# Bench\n\n## Open the vent\n\nOpen the bench vent before wedging.\n"})
+    (hit,) = mdfts.search(db, "how do I open my kiln\u2019s vent?", limit=1, explain=True)
+    assert hit.path == "kiln/vent.md" and hit.explain is not None
+    assert {t["term"]: t["match"] for t in hit.explain["terms"]} == {"open": "exact", "kiln": "exact", "vent": "exact"}
+    (quoted,) = mdfts.search(db, "'kiln' vent", limit=1)
+    assert quoted.path == "kiln/vent.md"
+
+
 def test_a_phrasal_verb_finds_its_single_verb_only_as_a_pair(tmp_path: Path) -> None:
     """"turn off" finds Disable by both its words; "turn" or "off" alone, or the two apart, do not."""
     files, _, _ = CASES["phrasal-verb"]
