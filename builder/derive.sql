@@ -132,7 +132,8 @@ insert into mdfts_synonyms (grp, word) values
   (39, 'doc'), (39, 'runbook'), (39, 'playbook'), (39, 'sop'),
   (40, 'rotate'), (40, 'rotation'), (40, 'renew'), (40, 'renewal'), (40, 'rollover'),
   (41, 'local'), (41, 'locally'), (41, 'laptop'), (41, 'localhost'),
-  (42, 'previous'), (42, 'prior');
+  (42, 'previous'), (42, 'prior'),
+  (43, 'app'), (43, 'application');
 create index mdfts_synonyms_word on mdfts_synonyms(word, grp);
 
 -- Phrasal verbs: a verb and its particle that the docs usually write as one verb ("turn off"
