@@ -739,9 +739,11 @@ weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, 
 -- Symptoms heading, or one that diagnoses (Investigation, Cause: mdfts_roles, cue 'why') unless
 -- the query asks why (then it asks for that section, see `role`) or quotes it whole (`phrase`:
 -- a log line pasted from it); ans: a Solution, Resolution, Workaround, Mitigation or Fix
--- heading (mdfts_roles, cue 'fix').
+-- heading (mdfts_roles, cue 'fix'); lead: a lead-in (`empty` above 0: a short paragraph over
+-- children) when the query describes something and asks how (for what to do: "what does the
+-- checklist hold" or "X errors" asks for the lead-in's own list); first: the section is its parent's first child.
 base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms,
-     document_id, parent_id, sym, ans, held, kpos, halt) as materialized (
+     document_id, parent_id, sym, ans, lead, first, held, kpos, halt) as materialized (
   select g.id, w.bm * g.bm + w.cover * g.cover + w.exact * g.exact
                + w.hprec * g.hprec + w.file * g.file + w.phrase * g.phrase + w.role * g.role
                + w.empty * g.empty + w.ident * g.ident,
@@ -751,7 +753,11 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
      or (lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'why') and not g.phrase
          and 'why' not in (select n from term)))
       and g.describes,
-    lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'fix'), g.held, g.kpos,
+    lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'fix'),
+    g.empty > 0 and g.describes and 'how' in (select n from term)
+      and lower(trim(s.heading)) not in (select cue from mdfts_roles where cue like 'symptom%'),
+    coalesce((select p.next_id from sections as p where p.id = s.parent_id) = s.id, 0),
+    g.held, g.kpos,
     -- (halt: the path's file extension, see `close`)
     ' OR ("' || replace(replace(s.path, rtrim(s.path, replace(s.path, '.', '')), ''), '"', '""') || '"'
   from signal as g join sections as s on s.id = g.id, weight as w
@@ -805,7 +811,10 @@ close as materialized (
 -- answer: a Solution (Resolution, Workaround, ...) beside a Symptoms or Investigation section
 -- under the same heading takes the better one's score and a hair more (in score points, not
 -- 0-1): a query that describes a problem matches where the page restates it (its symptoms, or
--- the status and logs its investigation shows), but it asks for the fix.
+-- the status and logs its investigation shows), but it asks for the fix. Likewise a lead-in
+-- (`lead`: "Node loss: when a node is lost, pods on it are stuck Terminating", over "Force
+-- deleting the pod" and "Blocklisting a node") states the problem its children act on: it
+-- holds the query's words, but its first child takes its score and a hair more.
 -- page: the share of the ten best candidates (by the score before near and answer: near only
 -- reorders the five best, so they are the same ten) that are other sections of the same page,
 -- 0 to 0.9: when the question's words are spread over one page, the answer is on that page,
@@ -815,18 +824,24 @@ close as materialized (
 -- section, and a page that holds its words more often must not pass it.
 -- (answer's window is per page, ordered by parent, its frame the peers: per page and parent,
 -- as its meaning is, but in the same sort as page's count per page; a window of its own costs
--- SQLite another pass, and compile time, over every column carried here.)
+-- SQLite another pass, and compile time, over every column carried here. A lead-in sorts by
+-- its own id, so its frame is that of its children, its first child among them.)
 ranked(id, score, bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, page, nexact, nident,
        terms, kpos) as (
   select b.id, round(b.score1 + w.answer * b.answer + w.page * b.page, 6),
     b.bm, b.cover, b.exact, b.hprec, b.file, b.phrase, b.role, b.empty, b.ident, b.answer, b.near, b.page,
     b.nexact, b.nident, b.terms, b.kpos
   from (select b.*, case when b.ans then max(0, coalesce(max(case when b.sym then b.score1 end) over (
-                                  partition by b.document_id order by b.parent_id range between current row and current row),
+                                  partition by b.document_id order by case when b.lead then b.id else b.parent_id end
+                                  range between current row and current row),
+                                0) + 0.001 - b.score1)
+                          when b.first and not b.lead then max(0, coalesce(max(case when b.lead then b.score1 end) over (
+                                  partition by b.document_id order by case when b.lead then b.id else b.parent_id end
+                                  range between current row and current row),
                                 0) + 0.001 - b.score1)
                     else 0 end as answer,
           case when max(case when b.rk <= 5 then b.hprec end) over () >= 1 then 0
-               else (sum(b.rk <= 10) over (partition by b.document_id order by b.parent_id
+               else (sum(b.rk <= 10) over (partition by b.document_id order by case when b.lead then b.id else b.parent_id end
                                            rows between unbounded preceding and unbounded following)
                      - (b.rk <= 10)) / 10.0 end as page
         from (select b.*, b.score0 + w.near * b.near as score1

@@ -531,6 +531,22 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "how do I turn off the kiln vent?",
         ("kiln/vent.md", "Disabling the vent"),
     ),
+    # A lead-in states the problem its children act on ("Power loss: when the kiln loses
+    # power, the ware is stuck inside ..."): it holds the question's words, but "how do I ..."
+    # asks for what to do, its first child (`answer`).
+    "lead-in-hands-to-its-first-child": (
+        {
+            "kiln/faults.md": (
+                "# Kiln faults\n\n## Power loss\n\nWhen the kiln loses power mid firing, the ware is "
+                "stuck inside while the controller waits to be reset.\n\n### Reset the controller\n\n"
+                "Hold the stop key for five seconds, then press start: the firing resumes where it "
+                "stopped.\n\n### Unload by hand\n\nWait below 100 degrees, open the lid and lift the "
+                "shelves out one by one.\n\n## Cracked shelf\n\nGrind the edge and turn the shelf over.\n"),
+            **{f"notes/n{i}.md": f"# Note {i}\n\n## Clay\n\nClay for bench {i} is wedged by hand.\n" for i in range(4)},
+        },
+        "ware stuck inside after the kiln lost power, how do I get the firing going again?",
+        ("kiln/faults.md", "Reset the controller"),
+    ),
     # A word with a version number (firelink/2, as HTTP/2 or TLS1.2) names a protocol, a common
     # word of the field, not one thing: the page whose code block writes it is not the page
     # about it (each of its sections took the identifier's full credit), and the FAQ that
@@ -655,6 +671,18 @@ def test_a_possessive_matches_its_word(tmp_path: Path) -> None:
     assert {t["term"]: t["match"] for t in hit.explain["terms"]} == {"open": "exact", "kiln": "exact", "vent": "exact"}
     (quoted,) = mdfts.search(db, "'kiln' vent", limit=1)
     assert quoted.path == "kiln/vent.md"
+
+
+def test_a_lead_in_keeps_what_does_not_ask_how(tmp_path: Path) -> None:
+    """A question that does not ask how ("what happens ...") is answered by the lead-in itself."""
+    files, _, _ = CASES["lead-in-hands-to-its-first-child"]
+    db = build_case(tmp_path, files)
+    (hit,) = mdfts.search(db, "what happens to the ware when the kiln loses power?", limit=1, explain=True)
+    assert hit.heading == "Power loss" and hit.explain is not None
+    (child,) = mdfts.search(db, "ware stuck after the kiln lost power, how do I get it going again?", limit=1,
+                            explain=True)
+    assert child.heading == "Reset the controller" and child.explain is not None
+    assert child.explain["signals"]["answer"]["value"] > 0
 
 
 def test_a_phrasal_verb_finds_its_single_verb_only_as_a_pair(tmp_path: Path) -> None:
