@@ -189,9 +189,19 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
     1.0 / (1 + coalesce(length(comp) - length(replace(comp, ' ', '')) + 1, 0)), tok,
     wide and not min(wide) over (), nparts > 1 or camel is not null, camel is not null, asksym,
     -- (the query describes something: two or more words that are not identifiers, and it does
-    -- not ask for symptoms, see `answer`; kpos: every key term's position, for the snippet;
-    -- these two ride along on every candidate's rows to base and ranked: see Layout above)
-    sum(not ident) over () >= 2 and not asksym, json_group_array(pos) over (),
+    -- not ask for symptoms, see `answer`: 1, or 3 when it also asks what to do: "how" (not "how
+    -- many", "how long", "how does", "how is": a quantity or a working), a closing "do" ("what should I
+    -- do?") or a fix cue (fix, resolve, mitigate, ...); kpos: every key term's position, for the
+    -- snippet; these two ride along on every candidate's rows to base and ranked: see Layout above)
+    case when sum(not ident) over () >= 2 and not asksym
+         then 1 + 2 * (select count(*) > 0 from raw as a left join raw as b on b.pos = a.pos + 1
+                       where (lower(a.v) = 'how'
+                              and coalesce(lower(rtrim(b.v, '?.,;:!')), '') not in (
+                                'many', 'much', 'long', 'often', 'big', 'large', 'old', 'far', 'soon',
+                                'come', 'does', 'did', 'is', 'are', 'was'))
+                          or (lower(rtrim(a.v, '?.,;:!')) = 'do' and b.pos is null)
+                          or lower(rtrim(a.v, '?.,;:!')) in (select cue from mdfts_roles where word = 'mitigation'))
+         else 0 end, json_group_array(pos) over (),
     -- (hx: every key term's hexpr ORed, for hprec; cut: see exact_t)
     group_concat('(' || expr || camelx || ')', ' OR ') over (),
     (select t2.section_id from tokens as t2 where t2.norm = n order by t2.section_id limit 1 offset 500), aexpr
@@ -467,7 +477,8 @@ cand(id, document_id, bm_n, fw, nw, nhead, nstop, named) as materialized (
             and a.ordinal between y.ordinal - 50 and y.ordinal + 50 and a.parent_id is y.parent_id and a.id <> y.id
           where y.id = p.id and p.inbm
             and lower(trim(y.heading)) in (select cue from mdfts_roles where cue like 'symptom%'
-                                           union all select word from mdfts_roles where cue = 'why')
+                                           union all select word from mdfts_roles
+                                           where cue in ('why', 'mean', 'means', 'impact'))
             and lower(trim(a.heading)) in (select word from mdfts_roles where cue = 'fix')))) as j) as u
     join sections_full as s on s.id = u.id
     group by u.id)
@@ -736,12 +747,15 @@ weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, 
 ),
 -- The score before `answer`; sym: where a page describes its problem, when the query describes
 -- something (two or more words that are not identifiers) and does not ask for symptoms: a
--- Symptoms heading, or one that diagnoses (Investigation, Cause: mdfts_roles, cue 'why') unless
--- the query asks why (then it asks for that section, see `role`) or quotes it whole (`phrase`:
--- a log line pasted from it); ans: a Solution, Resolution, Workaround, Mitigation or Fix
+-- Symptoms heading, or one that diagnoses (Investigation, Cause, Diagnosis: mdfts_roles, cue
+-- 'why') or, when the query asks what to do (`describes` 3: "how do I", "what should I do"),
+-- one that says what the problem is (a runbook's Meaning, Description or Impact: cues 'mean'
+-- and 'impact'), unless the query asks for such a section (why, mean, impact, what happens:
+-- then it asks for that section, see `role`), names its heading in full, or quotes it whole
+-- (`phrase`: a log line pasted from it); ans: a Solution, Resolution, Workaround, Mitigation or Fix
 -- heading (mdfts_roles, cue 'fix'); lead: a lead-in (`empty` above 0: a short paragraph over
--- children) when the query describes something and asks how (for what to do: "what does the
--- checklist hold" or "X errors" asks for the lead-in's own list); first: the section is its parent's first child.
+-- children) when the query describes something and asks what to do (`describes` 3: "what
+-- does the checklist hold" or "X errors" asks for the lead-in's own list); first: the section is its parent's first child.
 base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms,
      document_id, parent_id, sym, ans, lead, first, held, kpos, halt) as materialized (
   select g.id, w.bm * g.bm + w.cover * g.cover + w.exact * g.exact
@@ -750,11 +764,15 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
     g.bm, g.cover, g.exact, g.hprec, g.file, g.phrase, g.role, g.empty, g.ident, g.nexact, g.nident, g.terms,
     s.document_id, s.parent_id,
     (lower(trim(s.heading)) in (select cue from mdfts_roles where cue like 'symptom%')
-     or (lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'why') and not g.phrase
-         and 'why' not in (select n from term)))
+     or (lower(trim(s.heading)) in (select word from mdfts_roles where cue in ('why', 'mean', 'means', 'impact'))
+         and not g.phrase and g.hprec < 1
+         and not exists (select 1 from mdfts_roles as r
+                         where r.cue in (select n from term)
+                           and r.word in (select word from mdfts_roles where cue in ('why', 'mean', 'means', 'impact')))
+         and (lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'why') or g.describes = 3)))
       and g.describes,
     lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'fix'),
-    g.empty > 0 and g.describes and 'how' in (select n from term)
+    g.empty > 0 and g.describes = 3
       and lower(trim(s.heading)) not in (select cue from mdfts_roles where cue like 'symptom%'),
     coalesce((select p.next_id from sections as p where p.id = s.parent_id) = s.id, 0),
     g.held, g.kpos,
@@ -808,13 +826,14 @@ close as materialized (
   -- to base would copy its whole tree into the statement SQLite compiles)
   from (select *, row_number() over (order by score0 desc, id) as rk from base) as b
 ),
--- answer: a Solution (Resolution, Workaround, ...) beside a Symptoms or Investigation section
+-- answer: a Solution (Resolution, Workaround, ...) beside a Symptoms, Investigation or Meaning (`sym`) section
 -- under the same heading takes the better one's score and a hair more (in score points, not
 -- 0-1): a query that describes a problem matches where the page restates it (its symptoms, or
 -- the status and logs its investigation shows), but it asks for the fix. Likewise a lead-in
 -- (`lead`: "Node loss: when a node is lost, pods on it are stuck Terminating", over "Force
 -- deleting the pod" and "Blocklisting a node") states the problem its children act on: it
--- holds the query's words, but its first child takes its score and a hair more.
+-- holds the query's words, but its first child takes its score and a hair more when the query
+-- asks what to do.
 -- page: the share of the ten best candidates (by the score before near and answer: near only
 -- reorders the five best, so they are the same ten) that are other sections of the same page,
 -- 0 to 0.9: when the question's words are spread over one page, the answer is on that page,

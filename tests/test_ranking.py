@@ -547,6 +547,24 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "ware stuck inside after the kiln lost power, how do I get the firing going again?",
         ("kiln/faults.md", "Reset the controller"),
     ),
+    # A runbook's Meaning (or Impact, Diagnosis) restates the problem a question describes;
+    # one that asks what to do ("what should I do", "how do I ...") asks for its Mitigation,
+    # which takes the better score (`answer`), as a Solution does from its Symptoms.
+    "asks-what-to-do-gets-mitigation": (
+        {
+            "alerts/KilnDoorOpen.md": (
+                "# KilnDoorOpen\n\n## Meaning\n\nThe kiln door has been left open during a firing for "
+                "more than ten minutes: heat escapes through the open door and the firing stalls below "
+                "its cone.\n\n## Impact\n\nA stalled firing under-fires the ware on every shelf.\n\n"
+                "## Mitigation\n\nClose and latch it, then test the latch switch with the panel's "
+                "door test.\n"),
+            "alerts/KilnVentStuck.md": (
+                "# KilnVentStuck\n\n## Meaning\n\nThe vent motor reports no movement.\n\n"
+                "## Mitigation\n\nFree the vent by hand.\n"),
+        },
+        "the kiln door was left open and the firing stalls, what should I do?",
+        ("alerts/KilnDoorOpen.md", "Mitigation"),
+    ),
     # A word with a version number (firelink/2, as HTTP/2 or TLS1.2) names a protocol, a common
     # word of the field, not one thing: the page whose code block writes it is not the page
     # about it (each of its sections took the identifier's full credit), and the FAQ that
@@ -683,6 +701,20 @@ def test_a_lead_in_keeps_what_does_not_ask_how(tmp_path: Path) -> None:
                             explain=True)
     assert child.heading == "Reset the controller" and child.explain is not None
     assert child.explain["signals"]["answer"]["value"] > 0
+
+
+@pytest.mark.parametrize("query, heading", [
+    ("the kiln door was left open and the firing stalls, what does it mean?", "Meaning"),
+    ("how long was the kiln door left open before the firing stalls", "Meaning"),
+    ("the kiln door was left open and the firing stalls", "Meaning"),
+    ("how do I get a firing going again after the kiln door was left open and it stalls", "Mitigation"),
+], ids=["asks-mean", "asks-how-long", "describes-only", "asks-how"])
+def test_meaning_hands_to_mitigation_only_when_asked_what_to_do(tmp_path: Path, query: str, heading: str) -> None:
+    """Meaning keeps a question that asks what it means, asks a quantity ("how long"), or only
+    describes; "how do I ..." asks for the Mitigation."""
+    files, _, _ = CASES["asks-what-to-do-gets-mitigation"]
+    db = build_case(tmp_path, files)
+    assert [h.heading for h in mdfts.search(db, query, limit=1)] == [heading]
 
 
 def test_a_phrasal_verb_finds_its_single_verb_only_as_a_pair(tmp_path: Path) -> None:
