@@ -262,6 +262,6 @@ insert into mdfts_roles (cue, word) values
   ('solve', 'mitigation'), ('solve', 'solution'), ('solve', 'resolution'), ('solve', 'workaround'),
   ('mitigate', 'mitigation'), ('mitigate', 'workaround'),
   ('mean', 'meaning'), ('mean', 'description'), ('means', 'meaning'), ('means', 'description'),
-  ('why', 'cause'), ('why', 'causes'), ('why', 'reason'), ('why', 'investigation'), ('why', 'diagnosis'),
+  ('why', 'cause'), ('why', 'causes'), ('why', 'reason'), ('why', 'investigation'),
   ('impact', 'impact'), ('happens', 'impact'), ('happen', 'impact'),
   ('symptom', 'symptoms'), ('symptoms', 'symptoms');

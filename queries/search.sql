@@ -747,7 +747,7 @@ weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, 
 ),
 -- The score before `answer`; sym: where a page describes its problem, when the query describes
 -- something (two or more words that are not identifiers) and does not ask for symptoms: a
--- Symptoms heading, or one that diagnoses (Investigation, Cause, Diagnosis: mdfts_roles, cue
+-- Symptoms heading, or one that diagnoses (Investigation, Cause: mdfts_roles, cue
 -- 'why') or, when the query asks what to do (`describes` 3: "how do I", "what should I do"),
 -- one that says what the problem is (a runbook's Meaning, Description or Impact: cues 'mean'
 -- and 'impact'), unless the query asks for such a section (why, mean, impact, what happens:
