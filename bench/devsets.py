@@ -9,8 +9,8 @@ Exits 1 when mdfts is below either baseline on any set overall (Hit@1), so CI ca
 
 `--heldout DIR` adds the sets in DIR (`NAME.queries.jsonl` over `SHARED_DIR/corpora/NAME/`):
 bench/heldout holds small hand-labelled sets over the shared corpora that have no dev set. They
-are scored and printed the same way but never gate: 16 queries a set is too few (one query is
-0.06), and they exist to show whether a ranking change holds on docs it was not tuned on.
+are scored and printed the same way but never gate: 40 queries a set is too few (one query is
+0.025), and they exist to show whether a ranking change holds on docs it was not tuned on.
 """
 
 from __future__ import annotations
