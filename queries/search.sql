@@ -189,19 +189,9 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
     1.0 / (1 + coalesce(length(comp) - length(replace(comp, ' ', '')) + 1, 0)), tok,
     wide and not min(wide) over (), nparts > 1 or camel is not null, camel is not null, asksym,
     -- (the query describes something: two or more words that are not identifiers, and it does
-    -- not ask for symptoms, see `answer`: 1, or 3 when it also asks what to do: "how" (not "how
-    -- many", "how long", "how does", "how is": a quantity or a working), a closing "do" ("what should I
-    -- do?") or a fix cue (fix, resolve, mitigate, ...); kpos: every key term's position, for the
-    -- snippet; these two ride along on every candidate's rows to base and ranked: see Layout above)
-    case when sum(not ident) over () >= 2 and not asksym
-         then 1 + 2 * (select count(*) > 0 from raw as a left join raw as b on b.pos = a.pos + 1
-                       where (lower(a.v) = 'how'
-                              and coalesce(lower(rtrim(b.v, '?.,;:!')), '') not in (
-                                'many', 'much', 'long', 'often', 'big', 'large', 'old', 'far', 'soon',
-                                'come', 'does', 'did', 'is', 'are', 'was'))
-                          or (lower(rtrim(a.v, '?.,;:!')) = 'do' and b.pos is null)
-                          or lower(rtrim(a.v, '?.,;:!')) in (select cue from mdfts_roles where word = 'mitigation'))
-         else 0 end, json_group_array(pos) over (),
+    -- not ask for symptoms, see `answer`; kpos: every key term's position, for the snippet;
+    -- these two ride along on every candidate's rows to base and ranked: see Layout above)
+    sum(not ident) over () >= 2 and not asksym, json_group_array(pos) over (),
     -- (hx: every key term's hexpr ORed, for hprec; cut: see exact_t)
     group_concat('(' || expr || camelx || ')', ' OR ') over (),
     (select t2.section_id from tokens as t2 where t2.norm = n order by t2.section_id limit 1 offset 500), aexpr
@@ -748,13 +738,13 @@ weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, 
 -- The score before `answer`; sym: where a page describes its problem, when the query describes
 -- something (two or more words that are not identifiers) and does not ask for symptoms: a
 -- Symptoms heading, or one that diagnoses (Investigation, Cause: mdfts_roles, cue
--- 'why') or, when the query asks what to do (`describes` 3: "how do I", "what should I do"),
+-- 'why') or, when the query asks what to do (`act`, below: "how do I", "what should I do"),
 -- one that says what the problem is (a runbook's Meaning, Description or Impact: cues 'mean'
 -- and 'impact'), unless the query asks for such a section (why, mean, impact, what happens:
 -- then it asks for that section, see `role`), names its heading in full, or quotes it whole
 -- (`phrase`: a log line pasted from it); ans: a Solution, Resolution, Workaround, Mitigation or Fix
 -- heading (mdfts_roles, cue 'fix'); lead: a lead-in (`empty` above 0: a short paragraph over
--- children) when the query describes something and asks what to do (`describes` 3: "what
+-- children) when the query describes something and asks what to do (`act`, below: "what
 -- does the checklist hold" or "X errors" asks for the lead-in's own list); first: the section is its parent's first child.
 base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms,
      document_id, parent_id, sym, ans, lead, first, held, kpos, halt) as materialized (
@@ -769,16 +759,26 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
          and not exists (select 1 from mdfts_roles as r
                          where r.cue in (select n from term)
                            and r.word in (select word from mdfts_roles where cue in ('why', 'mean', 'means', 'impact')))
-         and (lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'why') or g.describes = 3)))
+         and (lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'why') or a.act)))
       and g.describes,
     lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'fix'),
-    g.empty > 0 and g.describes = 3
+    g.empty > 0 and g.describes and a.act
       and lower(trim(s.heading)) not in (select cue from mdfts_roles where cue like 'symptom%'),
     coalesce((select p.next_id from sections as p where p.id = s.parent_id) = s.id, 0),
     g.held, g.kpos,
     -- (halt: the path's file extension, see `close`)
     ' OR ("' || replace(replace(s.path, rtrim(s.path, replace(s.path, '.', '')), ''), '"', '""') || '"'
-  from signal as g join sections as s on s.id = g.id, weight as w
+  from signal as g join sections as s on s.id = g.id, weight as w,
+    -- (act: the query asks what to do: "how" (not "how many", "how long", "how does", "how is":
+    -- a quantity or a working), a closing "do" ("what should I do?") or a fix cue (fix,
+    -- resolve, mitigate, ...); worked out here, once: in key, named in many places, each copy
+    -- of it cost compile time)
+    (select count(*) > 0 as act from raw as a left join raw as b on b.pos = a.pos + 1
+     where (lower(a.v) = 'how'
+            and coalesce(lower(rtrim(b.v, '?.,;:!')), '') not in (
+              'many', 'much', 'long', 'often', 'big', 'large', 'old', 'far', 'soon', 'come', 'does', 'did', 'is', 'are', 'was'))
+        or (lower(rtrim(a.v, '?.,;:!')) = 'do' and b.pos is null)
+        or lower(rtrim(a.v, '?.,;:!')) in (select cue from mdfts_roles where word = 'mitigation')) as a
 ),
 -- near (see the signals), for the five best candidates by the score so far (near reorders the
 -- top of the list; it does not bring rows in from below): one FTS5 lookup (a rowid seek, with
