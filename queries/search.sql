@@ -744,8 +744,8 @@ weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, 
 -- then it asks for that section, see `role`), names its heading in full, or quotes it whole
 -- (`phrase`: a log line pasted from it); ans: a Solution, Resolution, Workaround, Mitigation or Fix
 -- heading (mdfts_roles, cue 'fix'); lead: a lead-in (`empty` above 0: a short paragraph over
--- children) when the query describes something and asks what to do (`act`, below: "what
--- does the checklist hold" or "X errors" asks for the lead-in's own list); first: the section is its parent's first child.
+-- children) when the query describes something and asks what to do (`act`, below; "what
+-- does the checklist hold" or "X errors" does not: it asks for the lead-in's own list); first: the section is its parent's first child.
 base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms,
      document_id, parent_id, sym, ans, lead, first, held, kpos, halt) as materialized (
   select g.id, w.bm * g.bm + w.cover * g.cover + w.exact * g.exact
