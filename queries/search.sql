@@ -745,7 +745,8 @@ weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, 
 -- (`phrase`: a log line pasted from it); ans: a Solution, Resolution, Workaround, Mitigation or Fix
 -- heading (mdfts_roles, cue 'fix'); lead: a lead-in (`empty` above 0: a short paragraph over
 -- children) when the query describes something and asks what to do (`act`, below; "what
--- does the checklist hold" or "X errors" does not: it asks for the lead-in's own list); first: the section is its parent's first child.
+-- does the checklist hold" or "X errors" does not: it asks for the lead-in's own list); first: the section is its parent's first child
+-- (looked up only when the query asks what to do: only a lead-in's hand-off reads it).
 base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms,
      document_id, parent_id, sym, ans, lead, first, held, kpos, halt) as materialized (
   select g.id, w.bm * g.bm + w.cover * g.cover + w.exact * g.exact
@@ -764,7 +765,7 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
     lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'fix'),
     g.empty > 0 and g.describes and a.act
       and lower(trim(s.heading)) not in (select cue from mdfts_roles where cue like 'symptom%'),
-    coalesce((select p.next_id from sections as p where p.id = s.parent_id) = s.id, 0),
+    case when a.act then coalesce((select p.next_id from sections as p where p.id = s.parent_id) = s.id, 0) else 0 end,
     g.held, g.kpos,
     -- (halt: the path's file extension, see `close`)
     ' OR ("' || replace(replace(s.path, rtrim(s.path, replace(s.path, '.', '')), ''), '"', '""') || '"'
@@ -844,26 +845,27 @@ close as materialized (
 -- (answer's window is per page, ordered by parent, its frame the peers: per page and parent,
 -- as its meaning is, but in the same sort as page's count per page; a window of its own costs
 -- SQLite another pass, and compile time, over every column carried here. A lead-in sorts by
--- its own id, so its frame is that of its children, its first child among them.)
+-- its own id (`peer`), so its frame is that of its children, its first child among them.)
 ranked(id, score, bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, page, nexact, nident,
        terms, kpos) as (
   select b.id, round(b.score1 + w.answer * b.answer + w.page * b.page, 6),
     b.bm, b.cover, b.exact, b.hprec, b.file, b.phrase, b.role, b.empty, b.ident, b.answer, b.near, b.page,
     b.nexact, b.nident, b.terms, b.kpos
   from (select b.*, case when b.ans then max(0, coalesce(max(case when b.sym then b.score1 end) over (
-                                  partition by b.document_id order by case when b.lead then b.id else b.parent_id end
+                                  partition by b.document_id order by b.peer
                                   range between current row and current row),
                                 0) + 0.001 - b.score1)
                           when b.first and not b.lead then max(0, coalesce(max(case when b.lead then b.score1 end) over (
-                                  partition by b.document_id order by case when b.lead then b.id else b.parent_id end
+                                  partition by b.document_id order by b.peer
                                   range between current row and current row),
                                 0) + 0.001 - b.score1)
                     else 0 end as answer,
           case when max(case when b.rk <= 5 then b.hprec end) over () >= 1 then 0
-               else (sum(b.rk <= 10) over (partition by b.document_id order by case when b.lead then b.id else b.parent_id end
+               else (sum(b.rk <= 10) over (partition by b.document_id order by b.peer
                                            rows between unbounded preceding and unbounded following)
                      - (b.rk <= 10)) / 10.0 end as page
-        from (select b.*, b.score0 + w.near * b.near as score1
+        from (select b.*, b.score0 + w.near * b.near as score1,
+                case when b.lead then b.id else b.parent_id end as peer
               from close as b, weight as w) as b) as b, weight as w
   order by 2 desc, 1
   limit (select lim from q)
