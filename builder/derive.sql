@@ -264,4 +264,7 @@ insert into mdfts_roles (cue, word) values
   ('mean', 'meaning'), ('mean', 'description'), ('means', 'meaning'), ('means', 'description'),
   ('why', 'cause'), ('why', 'causes'), ('why', 'reason'), ('why', 'investigation'),
   ('impact', 'impact'), ('happens', 'impact'), ('happen', 'impact'),
+  ('check', 'diagnosis'), ('check', 'investigation'), ('verify', 'diagnosis'), ('verify', 'investigation'),
+  ('investigate', 'diagnosis'), ('investigate', 'investigation'), ('debug', 'diagnosis'),
+  ('debug', 'investigation'), ('diagnose', 'diagnosis'), ('diagnose', 'investigation'),
   ('symptom', 'symptoms'), ('symptoms', 'symptoms');

@@ -442,8 +442,8 @@ cand(id, document_id, bm_n, fw, nw, nhead, nstop, named) as materialized (
          and rtrim(ltrim(j.value, '"''`([{<'), '"''`)]}>.,:;!?') <> '') as nhead,
       max(u.named) as named
     from (
-      -- (each pool row, its page's named sections (as negative ids), then its Solution
-      -- siblings: one reading of pool, see Layout above)
+      -- (each pool row, its page's named sections (as negative ids), then its Solution and
+      -- Diagnosis siblings: one reading of pool, see Layout above)
       select abs(j.value) as id, case when j.value = p.id then p.bm end as bm, j.value < 0 as named
       from pool as p, json_each((
         select json_group_array(i) from (
@@ -469,7 +469,7 @@ cand(id, document_id, bm_n, fw, nw, nhead, nstop, named) as materialized (
             and lower(trim(y.heading)) in (select cue from mdfts_roles where cue like 'symptom%'
                                            union all select word from mdfts_roles
                                            where cue in ('why', 'mean', 'means', 'impact'))
-            and lower(trim(a.heading)) in (select word from mdfts_roles where cue = 'fix')))) as j) as u
+            and lower(trim(a.heading)) in (select word from mdfts_roles where cue in ('fix', 'check'))))) as j) as u
     join sections_full as s on s.id = u.id
     group by u.id)
 ),
@@ -743,10 +743,13 @@ weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, 
 -- and 'impact'), unless the query asks for such a section (why, mean, impact, what happens:
 -- then it asks for that section, see `role`), names its heading in full, or quotes it whole
 -- (`phrase`: a log line pasted from it); ans: a Solution, Resolution, Workaround, Mitigation or Fix
--- heading (mdfts_roles, cue 'fix'); lead: a lead-in (`empty` above 0: a short paragraph over
--- children) when the query describes something and asks what to do (`act`, below; "what
--- does the checklist hold" or "X errors" does not: it asks for the lead-in's own list); first: the section is its parent's first child
--- (looked up only when the query asks what to do: only a lead-in's hand-off reads it).
+-- heading (mdfts_roles, cue 'fix'), or, when the query asks how to check (`chk`, below: "how do I
+-- check whether ...", "how can I verify"), a Diagnosis or Investigation heading (cue 'check'),
+-- which then takes the Meaning's or Impact's score as a Mitigation does for `act`; lead: a
+-- lead-in (`empty` above 0: a short paragraph over children) when the query describes
+-- something and asks what to do (`act`, below; "what does the checklist hold" or "X errors"
+-- does not: it asks for the lead-in's own list); first: the section is its parent's first
+-- child (looked up only when the query asks what to do: only a lead-in's hand-off reads it).
 base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms,
      document_id, parent_id, sym, ans, lead, first, held, kpos, halt) as materialized (
   select g.id, w.bm * g.bm + w.cover * g.cover + w.exact * g.exact
@@ -759,10 +762,12 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
          and not g.phrase and g.hprec < 1
          and not exists (select 1 from mdfts_roles as r
                          where r.cue in (select n from term)
+                           and r.cue not in (select cue from mdfts_roles where word = 'diagnosis')
                            and r.word in (select word from mdfts_roles where cue in ('why', 'mean', 'means', 'impact')))
-         and (lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'why') or a.act)))
+         and case when a.chk then lower(trim(s.heading)) not in (select word from mdfts_roles where cue = 'check')
+                  else lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'why') or a.act end))
       and g.describes,
-    lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'fix'),
+    lower(trim(s.heading)) in (select word from mdfts_roles where cue = case when a.chk then 'check' else 'fix' end),
     g.empty > 0 and g.describes and a.act
       and lower(trim(s.heading)) not in (select cue from mdfts_roles where cue like 'symptom%'),
     case when a.act then coalesce((select p.next_id from sections as p where p.id = s.parent_id) = s.id, 0) else 0 end,
@@ -772,14 +777,24 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
   from signal as g join sections as s on s.id = g.id, weight as w,
     -- (act: the query asks what to do: "how" (not "how many", "how long", "how does", "how is":
     -- a quantity or a working), a closing "do" ("what should I do?") or a fix cue (fix,
-    -- resolve, mitigate, ...); worked out here, once: in key, named in many places, each copy
-    -- of it cost compile time)
-    (select count(*) > 0 as act from raw as a left join raw as b on b.pos = a.pos + 1
+    -- resolve, mitigate, ...), unless it asks how to check; chk: a check cue (check, verify,
+    -- investigate, debug, diagnose) is the query's verb - within three words after "how" ("how
+    -- do I check", "how would I verify"), or anywhere when there is no "how" - and no fix cue is
+    -- (in "how do I get it accepted and check it first" the question is what to do); worked out
+    -- here, once: in key, named in many places, each copy of it cost compile time)
+    (select (select count(*) from raw as a left join raw as b on b.pos = a.pos + 1
      where (lower(a.v) = 'how'
             and coalesce(lower(rtrim(b.v, '?.,;:!')), '') not in (
               'many', 'much', 'long', 'often', 'big', 'large', 'old', 'far', 'soon', 'come', 'does', 'did', 'is', 'are', 'was'))
         or (lower(rtrim(a.v, '?.,;:!')) = 'do' and b.pos is null)
-        or lower(rtrim(a.v, '?.,;:!')) in (select cue from mdfts_roles where word = 'mitigation')) as a
+        or lower(rtrim(a.v, '?.,;:!')) in (select cue from mdfts_roles where word = 'mitigation')) > 0
+      and not chk as act, chk
+     from (select exists (select 1 from raw as d
+                          where lower(rtrim(d.v, '?.,;:!')) in (select cue from mdfts_roles where word = 'diagnosis')
+                            and (not exists (select 1 from raw where lower(v) = 'how')
+                                 or exists (select 1 from raw as h where lower(h.v) = 'how' and d.pos between h.pos + 1 and h.pos + 3)))
+                  and not exists (select 1 from raw
+                                  where lower(rtrim(v, '?.,;:!')) in (select cue from mdfts_roles where word = 'mitigation')) as chk)) as a
 ),
 -- near (see the signals), for the five best candidates by the score so far (near reorders the
 -- top of the list; it does not bring rows in from below): one FTS5 lookup (a rowid seek, with

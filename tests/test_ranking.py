@@ -565,6 +565,23 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "the kiln door was left open and the firing stalls, what should I do?",
         ("alerts/KilnDoorOpen.md", "Mitigation"),
     ),
+    # A question that asks how to check or investigate ("how do I check whether ...") asks for
+    # the runbook's Diagnosis, which takes the score of the Meaning that restates the problem
+    # (`answer`), as a Mitigation does for a question that asks what to do.
+    "asks-how-to-check-gets-diagnosis": (
+        {
+            "alerts/KilnElementFailed.md": (
+                "# KilnElementFailed\n\n## Meaning\n\nOne heating element of the kiln has burnt out: "
+                "the kiln heats unevenly and the top shelf stays below its cone.\n\n"
+                "## Diagnosis\n\n```\npanel status --zones\n```\n\n"
+                "## Mitigation\n\nSwap the element for a spare of the same rating.\n"),
+            "alerts/KilnVentStuck.md": (
+                "# KilnVentStuck\n\n## Meaning\n\nThe vent motor reports no movement.\n\n"
+                "## Diagnosis\n\nRead the vent log.\n\n## Mitigation\n\nFree the vent by hand.\n"),
+        },
+        "how do I check whether a heating element of the kiln has burnt out?",
+        ("alerts/KilnElementFailed.md", "Diagnosis"),
+    ),
     # A word with a version number (firelink/2, as HTTP/2 or TLS1.2) names a protocol, a common
     # word of the field, not one thing: the page whose code block writes it is not the page
     # about it (each of its sections took the identifier's full credit), and the FAQ that
@@ -713,6 +730,19 @@ def test_meaning_hands_to_mitigation_only_when_asked_what_to_do(tmp_path: Path, 
     """Meaning keeps a question that asks what it means, asks a quantity ("how long"), or only
     describes; "how do I ..." asks for the Mitigation."""
     files, _, _ = CASES["asks-what-to-do-gets-mitigation"]
+    db = build_case(tmp_path, files)
+    assert [h.heading for h in mdfts.search(db, query, limit=1)] == [heading]
+
+
+@pytest.mark.parametrize("query, heading", [
+    ("how do I check whether a heating element of the kiln has burnt out?", "Diagnosis"),
+    ("kiln heating element burnt out, how do I replace it and check the others later?", "Mitigation"),
+    ("how do I check and fix a heating element of the kiln that has burnt out?", "Mitigation"),
+], ids=["asks-how-to-check", "check-comes-later", "asks-fix-too"])
+def test_diagnosis_takes_the_meaning_only_when_asked_how_to_check(tmp_path: Path, query: str, heading: str) -> None:
+    """"how do I check ..." asks for the Diagnosis; a check cue far from "how", or a fix cue
+    beside it, leaves the question asking what to do."""
+    files, _, _ = CASES["asks-how-to-check-gets-diagnosis"]
     db = build_case(tmp_path, files)
     assert [h.heading for h in mdfts.search(db, query, limit=1)] == [heading]
 
