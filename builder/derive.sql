@@ -257,7 +257,7 @@ create table mdfts_roles (
 ) without rowid;
 insert into mdfts_roles (cue, word) values
   ('fix', 'fix'), ('fix', 'mitigation'), ('fix', 'solution'), ('fix', 'resolution'),
-  ('fix', 'workaround'), ('fix', 'resolve'),
+  ('fix', 'workaround'), ('fix', 'resolve'), ('fix', 'remediation'),
   ('resolve', 'mitigation'), ('resolve', 'solution'), ('resolve', 'resolution'), ('resolve', 'workaround'),
   ('solve', 'mitigation'), ('solve', 'solution'), ('solve', 'resolution'), ('solve', 'workaround'),
   ('mitigate', 'mitigation'), ('mitigate', 'workaround'),

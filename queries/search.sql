@@ -469,7 +469,10 @@ cand(id, document_id, bm_n, fw, nw, nhead, nstop, named) as materialized (
             and lower(trim(y.heading)) in (select cue from mdfts_roles where cue like 'symptom%'
                                            union all select word from mdfts_roles
                                            where cue in ('why', 'mean', 'means', 'impact'))
-            and lower(trim(a.heading)) in (select word from mdfts_roles where cue in ('fix', 'check'))))) as j) as u
+            and exists (select 1 from mdfts_roles
+                        where cue in ('fix', 'check')
+                          and instr(' ' || lower(replace(replace(replace(replace(a.heading, ':', ' '), '?', ' '), ',', ' '), '.', ' ')) || ' ',
+                                    ' ' || word || ' ') > 0)))) as j) as u
     join sections_full as s on s.id = u.id
     group by u.id)
 ),
@@ -742,8 +745,9 @@ weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, 
 -- one that says what the problem is (a runbook's Meaning, Description or Impact: cues 'mean'
 -- and 'impact'), unless the query asks for such a section (why, mean, impact, what happens:
 -- then it asks for that section, see `role`), names its heading in full, or quotes it whole
--- (`phrase`: a log line pasted from it); ans: a Solution, Resolution, Workaround, Mitigation or Fix
--- heading (mdfts_roles, cue 'fix'), or, when the query asks how to check (`chk`, below: "how do I
+-- (`phrase`: a log line pasted from it); ans: a heading that holds a fix word (Solution,
+-- Resolution, Workaround, Mitigation, Remediation, Fix: mdfts_roles, cue 'fix'; "Potential
+-- resolution steps", "How to fix the problem"), or, when the query asks how to check (`chk`, below: "how do I
 -- check whether ...", "how can I verify"), a Diagnosis or Investigation heading (cue 'check'),
 -- which then takes the Meaning's or Impact's score as a Mitigation does for `act`; lead: a
 -- lead-in (`empty` above 0: a short paragraph over children) when the query describes
@@ -767,7 +771,9 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
          and case when a.chk then lower(trim(s.heading)) not in (select word from mdfts_roles where cue = 'check')
                   else lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'why') or a.act end))
       and g.describes,
-    lower(trim(s.heading)) in (select word from mdfts_roles where cue = case when a.chk then 'check' else 'fix' end),
+    exists (select 1 from mdfts_roles
+            where cue = case when a.chk then 'check' else 'fix' end
+              and instr(' ' || lower(replace(replace(replace(replace(s.heading, ':', ' '), '?', ' '), ',', ' '), '.', ' ')) || ' ', ' ' || word || ' ') > 0),
     g.empty > 0 and g.describes and a.act
       and lower(trim(s.heading)) not in (select cue from mdfts_roles where cue like 'symptom%'),
     case when a.act then coalesce((select p.next_id from sections as p where p.id = s.parent_id) = s.id, 0) else 0 end,
@@ -776,7 +782,8 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
     ' OR ("' || replace(replace(s.path, rtrim(s.path, replace(s.path, '.', '')), ''), '"', '""') || '"'
   from signal as g join sections as s on s.id = g.id, weight as w,
     -- (act: the query asks what to do: "how" (not "how many", "how long", "how does", "how is":
-    -- a quantity or a working), a closing "do" ("what should I do?") or a fix cue (fix,
+    -- a quantity or a working), a "do" that closes the query or opens its condition ("what should
+    -- I do?", "what should I do when ...", "what to do if ...") or a fix cue (fix,
     -- resolve, mitigate, ...), unless it asks how to check; chk: a check cue (check, verify,
     -- investigate, debug, diagnose) is the query's verb - within three words after "how" ("how
     -- do I check", "how would I verify"), or anywhere when there is no "how" - and no fix cue is
@@ -786,7 +793,8 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
      where (lower(a.v) = 'how'
             and coalesce(lower(rtrim(b.v, '?.,;:!')), '') not in (
               'many', 'much', 'long', 'often', 'big', 'large', 'old', 'far', 'soon', 'come', 'does', 'did', 'is', 'are', 'was'))
-        or (lower(rtrim(a.v, '?.,;:!')) = 'do' and b.pos is null)
+        or (lower(rtrim(a.v, '?.,;:!')) = 'do'
+            and (b.pos is null or lower(rtrim(b.v, '?.,;:!')) in ('when', 'if', 'after', 'about', 'now', 'next')))
         or lower(rtrim(a.v, '?.,;:!')) in (select cue from mdfts_roles where word = 'mitigation')) > 0
       and not chk as act, chk
      from (select exists (select 1 from raw as d

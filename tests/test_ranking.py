@@ -582,6 +582,23 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "how do I check whether a heating element of the kiln has burnt out?",
         ("alerts/KilnElementFailed.md", "Diagnosis"),
     ),
+    # "what should I do when ..." asks what to do as a closing "what should I do?" does, and a
+    # heading that holds a fix word ("Potential resolution steps", "How to fix the problem") is
+    # a Solution as one that is only that word.
+    "what-to-do-when-gets-the-resolution-steps": (
+        {
+            "alerts/glaze-queue-stale.md": (
+                "# Glaze queue stale\n\n## Description\n\nThis alert fires when glaze batches have waited "
+                "in the mixing queue for more than an hour.\n\n## Impact\n\nWare waits unglazed on the "
+                "racks.\n\n## Potential resolution steps\n\nOpen the mixer panel, drain the oldest "
+                "bucket and restart the stirrer.\n"),
+            "alerts/kiln-vent-stuck.md": (
+                "# Kiln vent stuck\n\n## Description\n\nThe vent motor reports no movement.\n\n"
+                "## Resolution\n\nFree the vent by hand.\n"),
+        },
+        "what should I do when glaze batches have waited in the mixing queue for more than an hour?",
+        ("alerts/glaze-queue-stale.md", "Potential resolution steps"),
+    ),
     # A word with a version number (firelink/2, as HTTP/2 or TLS1.2) names a protocol, a common
     # word of the field, not one thing: the page whose code block writes it is not the page
     # about it (each of its sections took the identifier's full credit), and the FAQ that
@@ -743,6 +760,19 @@ def test_diagnosis_takes_the_meaning_only_when_asked_how_to_check(tmp_path: Path
     """"how do I check ..." asks for the Diagnosis; a check cue far from "how", or a fix cue
     beside it, leaves the question asking what to do."""
     files, _, _ = CASES["asks-how-to-check-gets-diagnosis"]
+    db = build_case(tmp_path, files)
+    assert [h.heading for h in mdfts.search(db, query, limit=1)] == [heading]
+
+
+@pytest.mark.parametrize("query, heading", [
+    ("glaze batches have waited in the mixing queue for more than an hour, what should I do?",
+     "Potential resolution steps"),
+    ("what should I do when the vent motor reports no movement?", "Resolution"),
+    ("what does it mean when the vent motor reports no movement?", "Description"),
+], ids=["closing-do-contained-word", "do-when-whole-word", "asks-mean"])
+def test_a_heading_holding_a_fix_word_answers_what_to_do(tmp_path: Path, query: str, heading: str) -> None:
+    """Each half alone: a heading that only holds a fix word, and "what should I do when"."""
+    files, _, _ = CASES["what-to-do-when-gets-the-resolution-steps"]
     db = build_case(tmp_path, files)
     assert [h.heading for h in mdfts.search(db, query, limit=1)] == [heading]
 
