@@ -777,6 +777,19 @@ def test_a_heading_holding_a_fix_word_answers_what_to_do(tmp_path: Path, query: 
     assert [h.heading for h in mdfts.search(db, query, limit=1)] == [heading]
 
 
+@pytest.mark.parametrize("query", [
+    "what are the consequences of leaving the kiln door open during a firing?",
+    "kiln door left open during a firing, should I worry?",
+    "is the ware affected when the kiln door is left open during a firing?",
+])
+def test_asking_what_it_affects_gets_the_impact(tmp_path: Path, query: str) -> None:
+    """Consequences, worry and affect ask for the Impact (`role`), as "what happens" does."""
+    files, _, _ = CASES["asks-what-to-do-gets-mitigation"]
+    db = build_case(tmp_path, files)
+    role = signal_by_heading(db, query, "role")
+    assert role["Impact"] == 1.0 and role["Meaning"] == 0.0
+
+
 def test_a_phrasal_verb_finds_its_single_verb_only_as_a_pair(tmp_path: Path) -> None:
     """"turn off" finds Disable by both its words; "turn" or "off" alone, or the two apart, do not."""
     files, _, _ = CASES["phrasal-verb"]
