@@ -591,7 +591,10 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          word of the file name the query writes is named too ("tool about ..." names all of
 --          tool-about.md), though it adds nothing to the query's share (a file named only by
 --          stop words earns nothing); the share is at most 1 (two forms of a word, "files ...
---          file", name file.md once);
+--          file", name file.md once); a term written after "with", "using" or "via" that spells
+--          the whole file name ("tidy up a JSON blob using jq" for jq.md) names the tool the
+--          query says to use, so that page gets the query's whole share: the task's verb may
+--          name another page (tidy.md), the tool word is what picks the page;
 --   phrase the whole text, two words or more, occurs as a phrase (an error message, a quoted
 --          log line);
 --   role   the query asks for a kind of section ("how do I fix" → Mitigation, Solution) and
@@ -689,7 +692,8 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, d
     max(th.multi and th.in_head) as mh,
     min(1.0, (sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) + max(th.nstop)) * 1.0 / max(th.nw))
       * min(1.0, (sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) + max(th.nstop)) * 1.0 / max(th.nw))
-      * sqrt(sum(th.idf * th.in_file) / max(th.total)) as file,
+      * sqrt(case when max(th.whole and th.pos - 1 in (select pos from raw where lower(v) in ('with', 'using', 'via')))
+                  then 1.0 else sum(th.idf * th.in_file) / max(th.total) end) as file,
     sum(case when not th.ident then 0 when th.tok or th.in_doc or th.in_page then 1.0 else 0 end)
       / max(sum(th.ident), 1) as ident,
     sum(th.ident and (th.tok or th.in_doc)) as nexact, sum(th.ident) as nident,

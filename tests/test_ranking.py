@@ -599,6 +599,19 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "what should I do when glaze batches have waited in the mixing queue for more than an hour?",
         ("alerts/glaze-queue-stale.md", "Potential resolution steps"),
     ),
+    # On one-section tool pages, the word after "with", "using" or "via" names the tool to use:
+    # the page it names wins over a page named by the task's verb ("glaze up ... using dip").
+    "with-tool-names-the-page": (
+        {
+            "pages/glaze.md": ("# glaze\n\n> Glaze up and colour bisque ware in the spray booth.\n\n"
+                               "- Glaze up the mugs on a shelf:\n\n`glaze up --shelf {{2}}`\n"),
+            "pages/dip.md": ("# dip\n\n> Dip ware in a bucket of slip or glaze.\n\n"
+                             "- Dip a batch of bowls in the green bucket:\n\n`dip --bucket green {{bowls}}`\n"),
+            **{f"pages/tool{i}.md": f"# tool{i}\n\n> Wedge clay on bench {i}.\n\n`tool{i} wedge`\n" for i in range(4)},
+        },
+        "glaze up and colour a batch of mugs using dip",
+        ("pages/dip.md", "dip"),
+    ),
     # A word with a version number (firelink/2, as HTTP/2 or TLS1.2) names a protocol, a common
     # word of the field, not one thing: the page whose code block writes it is not the page
     # about it (each of its sections took the identifier's full credit), and the FAQ that
@@ -788,6 +801,14 @@ def test_asking_what_it_affects_gets_the_impact(tmp_path: Path, query: str) -> N
     db = build_case(tmp_path, files)
     role = signal_by_heading(db, query, "role")
     assert role["Impact"] == 1.0 and role["Meaning"] == 0.0
+
+
+def test_a_tool_page_wins_by_name_only_when_the_query_says_to_use_it(tmp_path: Path) -> None:
+    """Without "using dip" the task's own page keeps the query: the tool word is what names the page."""
+    files, _, _ = CASES["with-tool-names-the-page"]
+    db = build_case(tmp_path, files)
+    assert [h.path for h in mdfts.search(db, "glaze up and colour a batch of mugs", limit=1)] == ["pages/glaze.md"]
+    assert [h.path for h in mdfts.search(db, "glaze up and colour a batch of mugs using dip", limit=1)] == ["pages/dip.md"]
 
 
 def test_a_phrasal_verb_finds_its_single_verb_only_as_a_pair(tmp_path: Path) -> None:
