@@ -133,7 +133,9 @@ insert into mdfts_synonyms (grp, word) values
   (40, 'rotate'), (40, 'rotation'), (40, 'renew'), (40, 'renewal'), (40, 'rollover'),
   (41, 'local'), (41, 'locally'), (41, 'laptop'), (41, 'localhost'),
   (42, 'previous'), (42, 'prior'),
-  (43, 'app'), (43, 'application');
+  (43, 'app'), (43, 'application'),
+  (44, 'memory'), (44, 'ram'),
+  (45, 'cpu'), (45, 'processor');
 create index mdfts_synonyms_word on mdfts_synonyms(word, grp);
 
 -- Phrasal verbs: a verb and its particle that the docs usually write as one verb ("turn off"

@@ -811,6 +811,20 @@ def test_a_tool_page_wins_by_name_only_when_the_query_says_to_use_it(tmp_path: P
     assert [h.path for h in mdfts.search(db, "glaze up and colour a batch of mugs using dip", limit=1)] == ["pages/dip.md"]
 
 
+def test_hardware_words_find_their_synonyms(tmp_path: Path) -> None:
+    """RAM finds memory and processor finds CPU: the docs write one, a question the other."""
+    files = {
+        "kiln/controller.md": ("# Controller\n\n## Raising the memory and CPU of the controller\n\n"
+                               "Set the controller's memory and CPU requests in its settings file.\n\n"
+                               "## Panel\n\nThe panel shows each zone's heat.\n"),
+        "kiln/kiln.md": "# Kiln\n\n## Give the kiln more shelves\n\nAdd shelves for more ware per firing.\n",
+        **{f"notes/n{i}.md": f"# Note {i}\n\n## Clay\n\nClay for bench {i} is wedged by hand.\n" for i in range(4)},
+    }
+    db = build_case(tmp_path, files)
+    hits = mdfts.search(db, "give the controller more processor cores and RAM", limit=1)
+    assert [h.heading for h in hits] == ["Raising the memory and CPU of the controller"]
+
+
 def test_a_phrasal_verb_finds_its_single_verb_only_as_a_pair(tmp_path: Path) -> None:
     """"turn off" finds Disable by both its words; "turn" or "off" alone, or the two apart, do not."""
     files, _, _ = CASES["phrasal-verb"]
