@@ -742,6 +742,31 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
 weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, page) as (
   select 2.0, 1.5, 1.0, 1.0, 1.5, 1.0, 0.5, -2.0, 1.5, 1.0, 1.0, 0.5
 ),
+-- act: the query asks what to do: "how" (not "how many", "how long", "how does", "how is": a
+-- quantity or a working), a "do" that closes the query or opens its condition ("what should I
+-- do?", "what should I do when ...", "what to do if ...") or a fix cue (fix, resolve, mitigate,
+-- ...), unless it asks how to check; chk: a check cue (check, verify, investigate, debug,
+-- diagnose) is the query's verb - within three words after "how" ("how do I check", "how would I
+-- verify"), or anywhere when there is no "how" - and no fix cue is (in "how do I get it accepted
+-- and check it first" the question is what to do); worked out once, in a step of its own: inside
+-- key, named in many places, each copy of it cost compile time; as a subquery in base's join,
+-- SQLite copied it into each place base reads it (2-3 % of p50 at 10k sections)
+asks(act, chk) as materialized (
+  select (select count(*) from raw as a left join raw as b on b.pos = a.pos + 1
+     where (lower(a.v) = 'how'
+            and coalesce(lower(rtrim(b.v, '?.,;:!')), '') not in (
+              'many', 'much', 'long', 'often', 'big', 'large', 'old', 'far', 'soon', 'come', 'does', 'did', 'is', 'are', 'was'))
+        or (lower(rtrim(a.v, '?.,;:!')) = 'do'
+            and (b.pos is null or lower(rtrim(b.v, '?.,;:!')) in ('when', 'if', 'after', 'about', 'now', 'next')))
+        or lower(rtrim(a.v, '?.,;:!')) in (select cue from mdfts_roles where word = 'mitigation')) > 0
+      and not chk as act, chk
+     from (select exists (select 1 from raw as d
+                          where lower(rtrim(d.v, '?.,;:!')) in (select cue from mdfts_roles where word = 'diagnosis')
+                            and (not exists (select 1 from raw where lower(v) = 'how')
+                                 or exists (select 1 from raw as h where lower(h.v) = 'how' and d.pos between h.pos + 1 and h.pos + 3)))
+                  and not exists (select 1 from raw
+                                  where lower(rtrim(v, '?.,;:!')) in (select cue from mdfts_roles where word = 'mitigation')) as chk)
+),
 -- The score before `answer`; sym: where a page describes its problem, when the query describes
 -- something (two or more words that are not identifiers) and does not ask for symptoms: a
 -- Symptoms heading, or one that diagnoses (Investigation, Cause: mdfts_roles, cue
@@ -785,28 +810,7 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
     -- (halt: the path's file extension, see `close`)
     ' OR ("' || replace(replace(s.path, rtrim(s.path, replace(s.path, '.', '')), ''), '"', '""') || '"'
   from signal as g join sections as s on s.id = g.id, weight as w,
-    -- (act: the query asks what to do: "how" (not "how many", "how long", "how does", "how is":
-    -- a quantity or a working), a "do" that closes the query or opens its condition ("what should
-    -- I do?", "what should I do when ...", "what to do if ...") or a fix cue (fix,
-    -- resolve, mitigate, ...), unless it asks how to check; chk: a check cue (check, verify,
-    -- investigate, debug, diagnose) is the query's verb - within three words after "how" ("how
-    -- do I check", "how would I verify"), or anywhere when there is no "how" - and no fix cue is
-    -- (in "how do I get it accepted and check it first" the question is what to do); worked out
-    -- here, once: in key, named in many places, each copy of it cost compile time)
-    (select (select count(*) from raw as a left join raw as b on b.pos = a.pos + 1
-     where (lower(a.v) = 'how'
-            and coalesce(lower(rtrim(b.v, '?.,;:!')), '') not in (
-              'many', 'much', 'long', 'often', 'big', 'large', 'old', 'far', 'soon', 'come', 'does', 'did', 'is', 'are', 'was'))
-        or (lower(rtrim(a.v, '?.,;:!')) = 'do'
-            and (b.pos is null or lower(rtrim(b.v, '?.,;:!')) in ('when', 'if', 'after', 'about', 'now', 'next')))
-        or lower(rtrim(a.v, '?.,;:!')) in (select cue from mdfts_roles where word = 'mitigation')) > 0
-      and not chk as act, chk
-     from (select exists (select 1 from raw as d
-                          where lower(rtrim(d.v, '?.,;:!')) in (select cue from mdfts_roles where word = 'diagnosis')
-                            and (not exists (select 1 from raw where lower(v) = 'how')
-                                 or exists (select 1 from raw as h where lower(h.v) = 'how' and d.pos between h.pos + 1 and h.pos + 3)))
-                  and not exists (select 1 from raw
-                                  where lower(rtrim(v, '?.,;:!')) in (select cue from mdfts_roles where word = 'mitigation')) as chk)) as a
+    asks as a
 ),
 -- near (see the signals), for the five best candidates by the score so far (near reorders the
 -- top of the list; it does not bring rows in from below): one FTS5 lookup (a rowid seek, with
