@@ -770,17 +770,18 @@ asks(act, chk) as materialized (
 -- The score before `answer`; sym: where a page describes its problem, when the query describes
 -- something (two or more words that are not identifiers) and does not ask for symptoms: a
 -- Symptoms heading, or one that diagnoses (Investigation, Cause: mdfts_roles, cue
--- 'why') or, when the query asks what to do (`act`, below: "how do I", "what should I do"),
+-- 'why') or, when the query asks what to do (`act`, see asks: "how do I", "what should I do"),
 -- one that says what the problem is (a runbook's Meaning, Description or Impact: cues 'mean'
 -- and 'impact'), unless the query asks for such a section (why, mean, impact, what happens:
 -- then it asks for that section, see `role`), names its heading in full, or quotes it whole
 -- (`phrase`: a log line pasted from it); ans: a heading that holds a fix word (Solution,
 -- Resolution, Workaround, Mitigation, Remediation, Fix: mdfts_roles, cue 'fix'; "Potential
--- resolution steps", "How to fix the problem"), or, when the query asks how to check (`chk`, below: "how do I
--- check whether ...", "how can I verify"), a Diagnosis or Investigation heading (cue 'check'),
--- which then takes the Meaning's or Impact's score as a Mitigation does for `act`; lead: a
+-- resolution steps", "How to fix the problem"), or, when the query asks how to check (`chk`,
+-- see asks: "how do I check whether ...", "how can I verify"), a Diagnosis or Investigation
+-- heading (cue 'check'), which then takes the Meaning's or Impact's score as a Mitigation does
+-- for `act`; lead: a
 -- lead-in (`empty` above 0: a short paragraph over children) when the query describes
--- something and asks what to do (`act`, below; "what does the checklist hold" or "X errors"
+-- something and asks what to do (`act`, see asks; "what does the checklist hold" or "X errors"
 -- does not: it asks for the lead-in's own list); first: the section is its parent's first
 -- child (looked up only when the query asks what to do: only a lead-in's hand-off reads it).
 base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms,
