@@ -692,7 +692,7 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, d
     max(th.multi and th.in_head) as mh,
     min(1.0, (sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) + max(th.nstop)) * 1.0 / max(th.nw))
       * min(1.0, (sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) + max(th.nstop)) * 1.0 / max(th.nw))
-      * sqrt(case when max(th.whole and th.pos - 1 in (select pos from raw where lower(v) in ('with', 'using', 'via')))
+      * sqrt(case when max(th.whole and th.pos in (select pos from term where prv in ('with', 'using', 'via')))
                   then 1.0 else sum(th.idf * th.in_file) / max(th.total) end) as file,
     sum(case when not th.ident then 0 when th.tok or th.in_doc or th.in_page then 1.0 else 0 end)
       / max(sum(th.ident), 1) as ident,
