@@ -277,21 +277,23 @@ _REUSED_DOCUMENTS = (
     "select d.id, d.path, d.title, d.front_matter, d.sha256, d.bytes, d.lines, d.sections, d.rows_sha256 "
     "from prev.documents as d join _mdfts_reuse as r on r.old_id = d.id order by d.id"
 )
+# Ordinals as ids less the document's first section id: _verify_reused checks that id less first
+# is the ordinal in every row, so the ids of a document are contiguous and id - first names the
+# same section a lookup of its ordinal would (at half the cost: no subquery a row).
 _REUSED_SECTIONS = (
-    "select s.document_id, s.ordinal, "
-    "s.id - (select min(f.id) from prev.sections as f where f.document_id = s.document_id), "
-    "(select p.ordinal from prev.sections as p where p.id = s.prev_id), "
-    "(select p.ordinal from prev.sections as p where p.id = s.next_id), "
-    "s.path, s.level, s.heading, s.trail, s.anchor, s.start_line, s.end_line, "
-    "(select p.ordinal from prev.sections as p where p.id = s.parent_id), "
+    "select s.document_id, s.id, s.ordinal, s.id - r.old_first, s.prev_id - r.old_first, "
+    "s.next_id - r.old_first, s.path, s.level, s.heading, s.trail, s.anchor, s.start_line, s.end_line, "
+    "s.parent_id - r.old_first, "
     f"s.body, s.chars, s.file_words, s.heading_parts, {_KIND_SQL}, s.title = d.title "
     "from prev.sections_full as s join _mdfts_reuse as r on r.old_id = s.document_id "
     "join prev.documents as d on d.id = s.document_id order by s.document_id, s.ordinal"
 )
+# Every token of a reused section, by old section id. _mdfts_reuse_sections is a small table
+# keyed by that id; joining prev.sections instead reads the wide section rows, bodies and all,
+# once a token (4x slower on the bench corpus). A section's tokens are sorted in Python.
 _REUSED_TOKENS = (
-    "select s.document_id, s.ordinal, t.norm, s.ordinal, t.token, t.kind, t.source from prev.tokens as t "
-    "join prev.sections as s on s.id = t.section_id join _mdfts_reuse as r on r.old_id = s.document_id "
-    "order by s.document_id, s.ordinal, t.norm, t.token, t.kind"
+    "select t.section_id, t.norm, t.token, t.kind, t.source from prev.tokens as t "
+    "join _mdfts_reuse_sections as m on m.old_id = t.section_id order by t.section_id"
 )
 
 
@@ -647,7 +649,8 @@ class IndexWriter:
         # Old document id → section id shift, for the tokens finish() copies. A temp table (one small
         # row a document): a table in main would bump the schema cookie in the file header.
         self.db.execute(
-            "create temp table _mdfts_reuse (old_id integer primary key, delta integer not null)"
+            "create temp table _mdfts_reuse "
+            "(old_id integer primary key, delta integer not null, old_first integer)"
         )
         self.reusing = True
 
@@ -682,7 +685,7 @@ class IndexWriter:
         # Copied inside SQLite (indexed by document): no old row passes through Python.
         db.execute(_COPY_DOCUMENT, (doc_id, old_id))
         db.execute(_COPY_SECTIONS, {"delta": delta, "doc_id": doc_id, "old_id": old_id})
-        db.execute("insert into _mdfts_reuse values (?, ?)", (old_id, delta))
+        db.execute("insert into _mdfts_reuse values (?, ?, ?)", (old_id, delta, old_first))
         self.reused += 1
         return True
 
@@ -693,6 +696,14 @@ class IndexWriter:
         db = self.db
         path = "?"
         try:
+            # old section id → the id shift of its document: what the token check and copy join on
+            db.execute(
+                "create temp table _mdfts_reuse_sections (old_id integer primary key, delta integer not null)"
+            )
+            db.execute(
+                "insert into _mdfts_reuse_sections select s.id, r.delta from _mdfts_reuse as r "
+                "join prev.sections as s on s.document_id = r.old_id"
+            )
             sections = db.execute(_REUSED_SECTIONS)
             tokens = db.execute(_REUSED_TOKENS)
             section = next(sections, None)
@@ -700,12 +711,15 @@ class IndexWriter:
             for doc_id, path, *doc_values, stored in db.execute(_REUSED_DOCUMENTS).fetchall():
                 digest = _RowsDigest()
                 while section is not None and section[0] == doc_id:
-                    _, o, id_rel, prev_o, next_o, *values, title_ok = section
+                    _, sid, o, id_rel, prev_o, next_o, *values, title_ok = section
                     toks: list[tuple[str, str, str, str]] = []
-                    while token is not None and (token[0], token[1]) < (doc_id, o):
-                        token = next(tokens, None)  # a token of no reused section: fails below
-                    while token is not None and token[0] == doc_id and token[1] == o:
-                        toks.append((token[2], *token[4:]))  # norm, token, kind, source
+                    # Every token here belongs to a reused section, and sections come in id
+                    # order (checked by id_rel below), so a token before this section's id is
+                    # one no section took: a row edited in the old file.
+                    if token is not None and token[0] < sid:
+                        raise RowsMismatch(f"the rows of {path} do not match their digest")
+                    while token is not None and token[0] == sid:
+                        toks.append(token[1:])  # norm, token, kind, source
                         token = next(tokens, None)
                     if id_rel != o or prev_o != (o - 1 if o else None) or not title_ok:
                         raise RowsMismatch(f"the rows of {path} do not match their digest")
@@ -715,6 +729,8 @@ class IndexWriter:
                         raise RowsMismatch(f"the rows of {path} do not match their digest")
                 if digest.document((path, *doc_values)) != stored:
                     raise RowsMismatch(f"the rows of {path} do not match their digest")
+            if token is not None:
+                raise RowsMismatch(f"the rows of {path} do not match their digest")
         except sqlite3.DatabaseError as err:
             raise RowsMismatch(f"cannot read it ({err})") from None
         except (TypeError, ValueError):  # a value no full build writes (a blob): JSON cannot spell it
@@ -726,12 +742,13 @@ class IndexWriter:
         db = self.db
         db.execute(
             "insert into token_stage (norm, section_id, written, kind_source) "
-            "select n.norm, t.section_id + r.delta, t.written, t.kind_source from prev.token_norms as n "
+            "select n.norm, t.section_id + m.delta, t.written, t.kind_source from prev.token_norms as n "
             "join prev.token_rows as t on t.token_id = n.id "
-            "join prev.sections as s on s.id = t.section_id join _mdfts_reuse as r on r.old_id = s.document_id"
+            "join _mdfts_reuse_sections as m on m.old_id = t.section_id"
         )
         self.n_tokens += db.execute("select changes()").fetchone()[0]
         db.execute("drop table _mdfts_reuse")
+        db.execute("drop table _mdfts_reuse_sections")
 
     def finish(self, meta: dict[str, str], queries: list[tuple[str, str, str, str, str]]) -> WriteStats:
         """Index, stamp, compact and rename into place; returns what was written."""

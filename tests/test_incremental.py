@@ -213,7 +213,7 @@ def test_tampered_rows_are_not_copied(docs: Path, old_db: Path, tmp_path: Path) 
 
 
 @pytest.mark.parametrize("what", ["tokens", "title", "path", "ids", "anchor", "blob-body", "blob-token",
-                                  "kind-code", "duplicate-token", "token-number"])
+                                  "kind-code", "duplicate-token", "token-number", "token-section", "parent"])
 def test_other_tampering_is_caught_too(docs: Path, old_db: Path, tmp_path: Path, what: str) -> None:
     sql = {
         "tokens": "update token_rows set kind_source = kind_source - 2 where kind_source % 5 = 2",  # code → heading
@@ -226,6 +226,10 @@ def test_other_tampering_is_caught_too(docs: Path, old_db: Path, tmp_path: Path,
                            "from token_rows as r join token_norms as n on n.id = r.token_id where r.written = '' limit 1",
         # a row whose form is another token's (the numbers are positions, nothing checks them but the digest)
         "token-number": "update token_rows set token_id = token_id + 1 where token_id = 1",
+        # a token moved to the next section, and a parent that names a sibling: the check reads
+        # both by id (write._REUSED_TOKENS, _REUSED_SECTIONS), so an id must be checked as such
+        "token-section": "update token_rows set section_id = section_id + 1 where token_id = 1",
+        "parent": "update sections set parent_id = parent_id + 1 where parent_id is not null",
         "title": "update documents set title = 'Other' where path = 'guides/setup.md'",
         "path": "update sections set path = 'other.md' where ordinal = 1",
         # next_id is generated from is_last (schema 5): a first section that says it is the last
