@@ -50,7 +50,11 @@ group by n.norm having count(distinct r.section_id) > 1 order by n.norm;
 -- which make another verb of the one before them or name a state in ops writing ("scale down",
 -- "turn off", "the mons are up"). Added to it: the contractions of its words that it lacks
 -- (what's, i'm, there's, can't, ...): "what's wrong" weighed "what's" as a word the docs
--- seldom write (search.sql reads a typographic apostrophe as ').
+-- seldom write (search.sql reads a typographic apostrophe as '). And the fillers and modals of a
+-- spoken question (actually, really, maybe, perhaps, anyway, somehow, also; may, might, must,
+-- shall): the docs seldom write the fillers, so each weighed as the query's rarest word and
+-- picked the one note that happens to say it. Not "whether": "check whether" is how docs word
+-- a check, and a section that says it is often the one asked for.
 create table mdfts_stopwords (word text primary key) without rowid;
 insert into mdfts_stopwords values
   ('a'), ('about'), ('above'), ('after'), ('again'), ('against'), ('ain'), ('all'), ('am'), ('an'),
@@ -79,7 +83,9 @@ insert into mdfts_stopwords values
   ('that''s'), ('there''d'), ('there''ll'), ('there''s'), ('they''d'), ('they''ll'), ('they''re'),
   ('they''ve'), ('we''d'), ('we''ll'), ('we''re'), ('we''ve'), ('what''d'), ('what''ll'),
   ('what''re'), ('what''s'), ('when''s'), ('where''d'), ('where''s'), ('who''d'), ('who''ll'),
-  ('who''re'), ('who''s'), ('why''s');
+  ('who''re'), ('who''s'), ('why''s'),
+  ('also'), ('actually'), ('really'), ('maybe'), ('perhaps'), ('anyway'), ('somehow'),
+  ('may'), ('might'), ('must'), ('shall');
 
 -- Words that name the same thing in technical and ops writing; a search matches any word of a
 -- group for any other (porter already matches plurals and verb forms, so those need no row).

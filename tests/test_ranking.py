@@ -888,6 +888,21 @@ def test_a_contraction_of_a_stop_word_weighs_nothing(tmp_path: Path) -> None:
     assert sorted(idf) == ["click", "relay", "sure", "wrong"]
 
 
+def test_a_filler_word_weighs_nothing(tmp_path: Path) -> None:
+    """"actually", "really", "maybe", "might", "must" are the filler and modal words of a spoken
+    question: the docs seldom write them, so as terms they weighed as the rarest words of the
+    query and picked the one note that happens to say them."""
+    files = {
+        "kiln/relay.md": "# Relay\n\n## Replace the relay\n\nSwap the zone relay for a spare of the same rating.\n",
+        "kiln/log.md": "# Kiln log\n\n## Tuesday\n\nThe relay actually clicked; maybe it really might be fine.\n",
+        **{f"notes/n{i}.md": f"# Note {i}\n\n## Relay\n\nThe relay of kiln {i} clicks.\n" for i in range(4)},
+    }
+    q = "how must I actually replace the relay, maybe it really might be the relay"
+    assert sorted(query_idfs(tmp_path / "idf", files, q)) == ["relay", "replace"]
+    (hit,) = mdfts.search(build_case(tmp_path, files), q, limit=1)
+    assert hit.heading == "Replace the relay"
+
+
 def test_a_short_plural_gets_its_stems_weight(tmp_path: Path) -> None:
     """Porter drops the s of a three-letter word (ops → op): its df is the stem's, so a word in
     most sections is not weighed as one in none (the rarest term of the query)."""
