@@ -111,12 +111,12 @@ term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt, asksym) as material
 -- section keeps the longest prefix's weight, as does a word none of whose candidates agrees
 -- with the count (it matches nothing, or too little to be told apart: at the weight of the
 -- rarest word it would shrink every candidate's share of the query alike).
-part(pos, w, df, idf, wide, t, n, strong, ident, tok, prv, nxt, asksym) as materialized (
+part(pos, w, df, idf, wide, t, n, strong, ident, tok, prv, nxt, asksym, cnt) as materialized (
   select pos, w,
     case when ok or cnt <> 1 then coalesce(json_extract(d, '$[0]'), 1) else 1 end,
     case when ok or cnt <> 1 then coalesce(json_extract(d, '$[1]'), 8.0) else 8.0 end,
     case when ok or cnt <> 1 then coalesce(json_extract(d, '$[2]'), 0) else 0 end,
-    t, n, strong, ident, tok, prv, nxt, asksym
+    t, n, strong, ident, tok, prv, nxt, asksym, cnt
   from (
   select pos, w, cnt, d, coalesce(json_extract(d, '$[3]'), 0) as ok, t, n, strong, ident, tok, prv, nxt, asksym
   from (
@@ -196,7 +196,8 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
     group_concat('(' || expr || camelx || ')', ' OR ') over (),
     (select t2.section_id from tokens as t2 where t2.norm = n order by t2.section_id limit 1 offset 500), aexpr
   from (
-  select *, '"' || replace(t, '"', '""') || '"' || syn || coalesce(' OR "' || replace(comp, ' ', '" OR "') || '"', '') as expr,
+  select *, '"' || replace(t, '"', '""') || '"' || syn || coalesce(' OR "' || replace(comp, ' ', '" OR "') || '"', '')
+              || coalesce(' OR ' || apart, '') as expr,
     coalesce(' OR "' || replace(camel, '"', '""') || '"', '') as camelx,
     -- (aexpr: see m; NULL when the term stands as it is)
     case when nparts > 1 and not strong and df > 20000
@@ -230,6 +231,25 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
       (select group_concat(j.w, ' ')
        from (select part.prv || part.n as w union all select part.n || part.nxt) as j
        where j.w not glob '*[^a-z0-9]*' and exists (select 1 from term_df as d where d.term = j.w)) as comp,
+      -- (apart: a compound as the two words the docs may write instead, as a phrase: filesystem
+      -- → "file system", healthcheck → "health check", setup → "set up"; each half a word the
+      -- index holds (its stem in term_df: itself, or less a final s, e or es), of three
+      -- letters or more and no stop word, or the particle up, in, on or off after the first;
+      -- only when the index holds the compound itself in one section at most (part's count):
+      -- where the docs write it as one word, "clean up" would dilute what "cleanup" finds; NULL
+      -- when no split holds. The reverse of comp)
+      case when not part.ident and part.cnt <= 1 and length(part.n) >= 6 and part.n not glob '*[^a-z]*' then (
+        select group_concat('"' || substr(part.n, 1, k.i) || ' ' || substr(part.n, k.i + 1) || '"', ' OR ')
+        from (with recursive c(i) as (select 3 union all select i + 1 from c where i < length(part.n) - 2)
+              select i from c) as k
+        where substr(part.n, 1, k.i) not in (select word from mdfts_stopwords)
+          and exists (select 1 from term_df as d
+                      where d.term in (substr(part.n, 1, k.i), rtrim(substr(part.n, 1, k.i), 'e')))
+          and ((length(part.n) - k.i >= 3 and substr(part.n, k.i + 1) not in (select word from mdfts_stopwords)
+                and exists (select 1 from term_df as d
+                            where d.term in (substr(part.n, k.i + 1), rtrim(substr(part.n, k.i + 1), 's'),
+                                             rtrim(substr(part.n, k.i + 1), 'e'), substr(part.n, k.i + 1, length(part.n) - k.i - 2))))
+               or substr(part.n, k.i + 1) in ('up', 'in', 'on', 'off'))) end as apart,
       -- (a CamelCase term as the words it is made of, "Out Of Sync" for OutOfSync, split where
       -- the build splits a heading's and a file name's (mdfts.words.camel_parts): so it finds a
       -- heading that writes them apart, as "out of sync" finds a heading OutOfSync; NULL when it

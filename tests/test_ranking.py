@@ -903,6 +903,37 @@ def test_a_filler_word_weighs_nothing(tmp_path: Path) -> None:
     assert hit.heading == "Replace the relay"
 
 
+COMPOUND_APART = {
+    "kiln/care.md": "# Kiln care\n\n## Empty the fire box\n\nShovel the ash out of the fire box once it is cold.\n",
+    "kiln/bins.md": "# Bins\n\n## Empty the ash bin\n\nTip the ash bin into the skip each week.\n",
+    "stock/bricks.md": "# Stock\n\n## Bricks\n\nA box of fire bricks came; the fire clay box is empty.\n",
+}
+
+
+@pytest.mark.parametrize("query", ["empty the firebox", "how do I empty the fireboxes?"])
+def test_a_compound_finds_its_words_written_apart(tmp_path: Path, query: str) -> None:
+    """A compound the docs never write as one word ("firebox", "filesystem") is also the phrase
+    of the two words they write instead ("fire box"), as "fire box" finds firebox."""
+    (hit,) = mdfts.search(build_case(tmp_path, COMPOUND_APART), query, limit=1, explain=True)
+    assert (hit.path, hit.heading) == ("kiln/care.md", "Empty the fire box")
+    assert hit.explain is not None
+    assert {t["term"]: t["match"] for t in hit.explain["terms"]}[query.split()[-1].rstrip("?")] == "stem"
+
+
+def test_a_compound_the_docs_write_stays_whole(tmp_path: Path) -> None:
+    """Where the docs write the compound as one word, its two words apart do not stand in for it:
+    "clean up" would dilute what "cleanup" finds."""
+    files = {
+        "kiln/a.md": "# Kiln\n\n## Cleanup\n\nThe cleanup step runs after a firing.\n",
+        "kiln/b.md": "# Yard\n\n## Cleanup\n\nThe cleanup of the yard is weekly.\n",
+        "kiln/c.md": "# Shed\n\n## Tidy\n\nClean up the shed first.\n",
+        "kiln/d.md": "# Shelves\n\n## Care\n\nClean the shelves up with a brush.\n",
+    }
+    (hit,) = mdfts.search(build_case(tmp_path, files), "cleanup", limit=5, explain=True)[-1:]
+    assert hit.explain is not None and [t["match"] for t in hit.explain["terms"]] != ["stem"]
+    assert all(h.path != "kiln/c.md" for h in mdfts.search(build_case(tmp_path / "2", files), "cleanup", limit=5))
+
+
 def test_a_short_plural_gets_its_stems_weight(tmp_path: Path) -> None:
     """Porter drops the s of a three-letter word (ops → op): its df is the stem's, so a word in
     most sections is not weighed as one in none (the rarest term of the query)."""
