@@ -141,7 +141,8 @@ def build_index(
     :param allow_empty: build an index of no documents when no file matches, instead of failing.
     :param workers: processes that read and parse files while this one writes rows; None picks
         one per core (see mdfts.workers.default_workers), 1 runs everything here. The index is
-        byte-identical whatever the number. A build that reuses `previous` runs in one process.
+        byte-identical whatever the number. A build that reuses `previous` parses in this process
+        and checks the reused rows in one worker beside it (mdfts.workers.Aside, same rule).
     :param roots: folders, files, `github:OWNER/REPO[@REF][:PATH]` strings (fetched first, see
         docs/github.md; `github` says how) or FileSets.
     :param force: replace `out` even when it is not an mdfts index, unless it is in a source folder.

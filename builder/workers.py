@@ -87,3 +87,46 @@ def _worker_signals() -> None:
     # KeyboardInterrupt): terminate() must end it at once, and Ctrl-C is the parent's to handle.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class Aside:
+    """One call of a module-level function, run in a worker process while the caller goes on;
+    `result()` waits for it. Run in this process instead (at `result()`) when `workers` is 1
+    (default_workers() says so: one core, MDFTS_WORKERS=1, a small job) or the worker cannot be
+    started or dies: the answer is the same, only later."""
+
+    def __init__(self, fn: Callable[..., object], *args: object, workers: int) -> None:
+        from concurrent.futures import Future, ProcessPoolExecutor
+
+        self.fn, self.args = fn, args
+        self.executor: ProcessPoolExecutor | None = None
+        self.future: Future[object] | None = None
+        if workers < 2:
+            return
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        try:
+            self.executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context(method),
+                                                initializer=_worker_signals)
+            self.future = self.executor.submit(fn, *args)
+        except (OSError, RuntimeError):  # no process could be started: run it here
+            self.close()
+
+    def result(self) -> object:
+        """The call's return value (its exception raised here, as a direct call would)."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            if self.future is not None:
+                try:
+                    return self.future.result()
+                except BrokenProcessPool:  # the worker died (killed, out of memory): run it here
+                    pass
+            return self.fn(*self.args)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Wait for the worker and let it go (a no-op once done)."""
+        if self.executor is not None:
+            self.executor.shutdown(wait=True, cancel_futures=True)
+            self.executor = None

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from mdfts.sections import Document, Section
+    from mdfts.workers import Aside
 
 # A big document's rows go to SQLite in batches of about this much body text (or this many
 # exact tokens), so memory holds one batch, not the whole document's rows.
@@ -297,6 +298,76 @@ _REUSED_TOKENS = (
 )
 
 
+def _map_reused_sections(db: sqlite3.Connection) -> None:
+    """_mdfts_reuse_sections from _mdfts_reuse: old section id → the id shift of its document,
+    what the token check and the token copy join on."""
+    db.execute("create temp table _mdfts_reuse_sections (old_id integer primary key, delta integer not null)")
+    db.execute(
+        "insert into _mdfts_reuse_sections select s.id, r.delta from _mdfts_reuse as r "
+        "join prev.sections as s on s.document_id = r.old_id"
+    )
+
+
+def _verify_rows(db: sqlite3.Connection) -> None:
+    """Check every reused document's rows (prev, _mdfts_reuse, _mdfts_reuse_sections) against the
+    digest stored with it, in one pass over its sections and one over its tokens; RowsMismatch if
+    any differs (rows edited in the old file were copied, and the result passed integrity_check)
+    or cannot be read."""
+    path = "?"
+    try:
+        sections = db.execute(_REUSED_SECTIONS)
+        tokens = db.execute(_REUSED_TOKENS)
+        section = next(sections, None)
+        token = next(tokens, None)
+        for doc_id, path, *doc_values, stored in db.execute(_REUSED_DOCUMENTS).fetchall():
+            digest = _RowsDigest()
+            while section is not None and section[0] == doc_id:
+                _, sid, o, id_rel, prev_o, next_o, *values, title_ok = section
+                toks: list[tuple[str, str, str, str]] = []
+                # Every token here belongs to a reused section, and sections come in id order
+                # (checked by id_rel below), so a token before this section's id is one no
+                # section took: a row edited in the old file.
+                if token is not None and token[0] < sid:
+                    raise RowsMismatch(f"the rows of {path} do not match their digest")
+                while token is not None and token[0] == sid:
+                    toks.append(token[1:])  # norm, token, kind, source
+                    token = next(tokens, None)
+                if id_rel != o or prev_o != (o - 1 if o else None) or not title_ok:
+                    raise RowsMismatch(f"the rows of {path} do not match their digest")
+                section = next(sections, None)
+                digest.add(_section_text(o, next_o is None, values, toks))
+                if next_o is not None and next_o != o + 1:
+                    raise RowsMismatch(f"the rows of {path} do not match their digest")
+            if digest.document((path, *doc_values)) != stored:
+                raise RowsMismatch(f"the rows of {path} do not match their digest")
+        if token is not None:
+            raise RowsMismatch(f"the rows of {path} do not match their digest")
+    except sqlite3.DatabaseError as err:
+        raise RowsMismatch(f"cannot read it ({err})") from None
+    except (TypeError, ValueError):  # a value no full build writes (a blob): JSON cannot spell it
+        raise RowsMismatch(f"the rows of {path} do not match their digest") from None
+
+
+def _verify_previous(uri: str, reuse: list[tuple[int, int, int]]) -> str | None:
+    """_verify_rows on a connection of its own (in a worker process, beside the build): the
+    reason the previous index at `uri` cannot be reused, or None."""
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        db.execute("attach database ? as prev", (uri,))
+        db.execute("create temp table _mdfts_reuse (old_id integer primary key, delta integer not null, "
+                   "old_first integer)")
+        db.executemany("insert into _mdfts_reuse values (?, ?, ?)", reuse)
+        _map_reused_sections(db)
+        _verify_rows(db)
+    except RowsMismatch as err:
+        return str(err)
+    except sqlite3.DatabaseError as err:
+        return f"cannot read it ({err})"
+    finally:
+        db.close()
+    return None
+
+
 def prepare_rows(doc: Document) -> DocumentRows:
     """A document's rows, ready for IndexWriter.add_rows(); the ids are given out there."""
     section_rows: list[SectionRow] = []
@@ -447,6 +518,7 @@ class IndexWriter:
 
         self.digest = hashlib.sha256()
         self.reusing = False  # attach_previous() was called
+        self.previous_uri = ""  # its URI, read-only and immutable
         self._doc_open = False  # between start_document() and end_document()
         self.reused = 0
         # add_rows()'s rows not inserted yet (see _flush_pending), and their body characters.
@@ -645,7 +717,8 @@ class IndexWriter:
 
         Attached read-only and immutable: nothing is written to it, and a -wal beside it is neither
         read nor checkpointed into it. Its rows are checked against their digests before finish()."""
-        self.db.execute("attach database ? as prev", (previous.resolve().as_uri() + "?mode=ro&immutable=1",))
+        self.previous_uri = previous.resolve().as_uri() + "?mode=ro&immutable=1"
+        self.db.execute("attach database ? as prev", (self.previous_uri,))
         # Old document id → section id shift, for the tokens finish() copies. A temp table (one small
         # row a document): a table in main would bump the schema cookie in the file header.
         self.db.execute(
@@ -689,53 +762,6 @@ class IndexWriter:
         self.reused += 1
         return True
 
-    def _verify_reused(self) -> None:
-        """Check every reused document's rows against the digest stored with it, in one pass over
-        its sections and one over its tokens; RowsMismatch if any differs (rows edited in the old
-        file were copied, and the result passed integrity_check) or cannot be read."""
-        db = self.db
-        path = "?"
-        try:
-            # old section id → the id shift of its document: what the token check and copy join on
-            db.execute(
-                "create temp table _mdfts_reuse_sections (old_id integer primary key, delta integer not null)"
-            )
-            db.execute(
-                "insert into _mdfts_reuse_sections select s.id, r.delta from _mdfts_reuse as r "
-                "join prev.sections as s on s.document_id = r.old_id"
-            )
-            sections = db.execute(_REUSED_SECTIONS)
-            tokens = db.execute(_REUSED_TOKENS)
-            section = next(sections, None)
-            token = next(tokens, None)
-            for doc_id, path, *doc_values, stored in db.execute(_REUSED_DOCUMENTS).fetchall():
-                digest = _RowsDigest()
-                while section is not None and section[0] == doc_id:
-                    _, sid, o, id_rel, prev_o, next_o, *values, title_ok = section
-                    toks: list[tuple[str, str, str, str]] = []
-                    # Every token here belongs to a reused section, and sections come in id
-                    # order (checked by id_rel below), so a token before this section's id is
-                    # one no section took: a row edited in the old file.
-                    if token is not None and token[0] < sid:
-                        raise RowsMismatch(f"the rows of {path} do not match their digest")
-                    while token is not None and token[0] == sid:
-                        toks.append(token[1:])  # norm, token, kind, source
-                        token = next(tokens, None)
-                    if id_rel != o or prev_o != (o - 1 if o else None) or not title_ok:
-                        raise RowsMismatch(f"the rows of {path} do not match their digest")
-                    section = next(sections, None)
-                    digest.add(_section_text(o, next_o is None, values, toks))
-                    if next_o is not None and next_o != o + 1:
-                        raise RowsMismatch(f"the rows of {path} do not match their digest")
-                if digest.document((path, *doc_values)) != stored:
-                    raise RowsMismatch(f"the rows of {path} do not match their digest")
-            if token is not None:
-                raise RowsMismatch(f"the rows of {path} do not match their digest")
-        except sqlite3.DatabaseError as err:
-            raise RowsMismatch(f"cannot read it ({err})") from None
-        except (TypeError, ValueError):  # a value no full build writes (a blob): JSON cannot spell it
-            raise RowsMismatch(f"the rows of {path} do not match their digest") from None
-
     def _copy_reused_tokens(self) -> None:
         # tokens has no index on section_id, so one pass over the old table for all reused
         # documents, rather than one scan per document.
@@ -755,13 +781,31 @@ class IndexWriter:
         db = self.db
         started = add_time(self.timings, "", 0.0)
         self._flush_pending()
+        check = None
         if self.reusing:
-            self._verify_reused()
+            # The reused rows are checked in a worker process while this one copies, indexes and
+            # compacts (a build that reuses 99% of 6,463 files took 3.3 s, not 4.1, on two
+            # cores); the file is renamed into place only once the check has passed.
+            from mdfts.workers import Aside, default_workers
+
+            reuse = db.execute("select old_id, delta, old_first from _mdfts_reuse order by old_id").fetchall()
+            check = Aside(_verify_previous, self.previous_uri, reuse, workers=default_workers(len(reuse)))
             try:
+                _map_reused_sections(db)
                 self._copy_reused_tokens()
             except sqlite3.DatabaseError as err:
+                check.close()
                 raise RowsMismatch(f"cannot read it ({err})") from None
             started = add_time(self.timings, "reuse", started)
+        try:
+            return self._index_and_replace(meta, queries, started, check)
+        finally:
+            if check is not None:
+                check.close()
+
+    def _index_and_replace(self, meta: dict[str, str], queries: list[tuple[str, str, str, str, str]],
+                           started: float, check: Aside | None) -> WriteStats:
+        db = self.db
         for sql in _NUMBER_TOKENS:
             db.execute(sql)
         started = add_time(self.timings, "number_tokens", started)
@@ -807,6 +851,11 @@ class IndexWriter:
         except sqlite3.Error as err:
             raise MdftsError(f"{self.out}: cannot write the index: {err}") from None
         started = add_time(self.timings, "vacuum", started)
+        if check is not None:
+            why = check.result()
+            started = add_time(self.timings, "reuse_check", started)
+            if why is not None:
+                raise RowsMismatch(str(why))
         with open(self.final_tmp, "rb+") as fh:
             os.fsync(fh.fileno())
         os.replace(self.final_tmp, self.out)

@@ -198,9 +198,13 @@ def _tamper_body(db_path: Path) -> None:
     assert "Unset" in db_path.read_bytes().decode("utf-8", "replace")
 
 
-def test_tampered_rows_are_not_copied(docs: Path, old_db: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", ["1", "2"], ids=["checked-here", "checked-aside"])
+def test_tampered_rows_are_not_copied(docs: Path, old_db: Path, tmp_path: Path, workers: str,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
     # Edited rows were copied as they were, and the result passed integrity_check with the same
-    # content_digest as a clean build.
+    # content_digest as a clean build. The check runs in a worker process beside the build, or
+    # here with MDFTS_WORKERS=1: either way the index is not replaced by the reusing build.
+    monkeypatch.setenv("MDFTS_WORKERS", workers)
     _tamper_body(old_db)
     before = _sha(old_db)
     said, reused = _warnings_of(docs, tmp_path / "inc.db", old_db)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 
 from mdfts.build import build_index
 from mdfts.errors import MdftsError
-from mdfts.workers import default_workers, ordered_map
+from mdfts.workers import Aside, default_workers, ordered_map
 
 from conftest import FIXTURE_DOCS, SAMPLE_DOCS
 
@@ -22,6 +23,40 @@ def _fail_on_seven(x: int) -> int:
     if x == 7:
         raise ValueError("seven")
     return x
+
+
+def _pid_of(parent: int) -> int:
+    return os.getpid()
+
+
+def _die_in_a_worker(parent: int) -> str:
+    if os.getpid() != parent:
+        os._exit(3)  # as a worker killed by the OOM killer would end
+    return "here"
+
+
+def _raise(_: int) -> int:
+    raise ValueError("aside")
+
+
+def test_aside_runs_beside_the_caller() -> None:
+    assert Aside(_pid_of, os.getpid(), workers=2).result() != os.getpid()
+
+
+def test_aside_runs_here_with_one_worker() -> None:
+    aside = Aside(_pid_of, os.getpid(), workers=1)
+    assert aside.executor is None and aside.result() == os.getpid()
+
+
+def test_aside_runs_here_when_its_worker_dies() -> None:
+    assert Aside(_die_in_a_worker, os.getpid(), workers=2).result() == "here"
+
+
+def test_an_error_aside_reaches_the_caller() -> None:
+    aside = Aside(_raise, 0, workers=2)
+    with pytest.raises(ValueError, match="aside"):
+        aside.result()
+    assert aside.executor is None  # the worker was let go
 
 
 def test_ordered_map_keeps_the_input_order() -> None:
