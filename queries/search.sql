@@ -770,8 +770,11 @@ weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, 
 -- verify"), or anywhere when there is no "how" - and no fix cue is (in "how do I get it accepted
 -- and check it first" the question is what to do); worked out once, in a step of its own: inside
 -- key, named in many places, each copy of it cost compile time; as a subquery in base's join,
--- SQLite copied it into each place base reads it (2-3 % of p50 at 10k sections)
-asks(act, chk) as materialized (
+-- SQLite copied it into each place base reads it (2-3 % of p50 at 10k sections); rq: the query
+-- names a cue of what a problem is or does (mean, what happens, impact, affects, symptoms: see
+-- `role`), so it asks for that section of a runbook-like page (see base's sym and ans); not a
+-- fix or check cue (act and chk weigh those by where they stand) nor "why" (see base)
+asks(act, chk, rq) as materialized (
   select (select count(*) from raw as a left join raw as b on b.pos = a.pos + 1
      where (lower(a.v) = 'how'
             and coalesce(lower(rtrim(b.v, '?.,;:!')), '') not in (
@@ -779,7 +782,10 @@ asks(act, chk) as materialized (
         or (lower(rtrim(a.v, '?.,;:!')) = 'do'
             and (b.pos is null or lower(rtrim(b.v, '?.,;:!')) in ('when', 'if', 'after', 'about', 'now', 'next')))
         or lower(rtrim(a.v, '?.,;:!')) in (select cue from mdfts_roles where word = 'mitigation')) > 0
-      and not chk as act, chk
+      and not chk as act, chk,
+    exists (select 1 from mdfts_roles
+            where cue in (select n from term) and cue <> 'why'
+              and cue not in (select cue from mdfts_roles where word in ('mitigation', 'diagnosis'))) as rq
      from (select exists (select 1 from raw as d
                           where lower(rtrim(d.v, '?.,;:!')) in (select cue from mdfts_roles where word = 'diagnosis')
                             and (not exists (select 1 from raw where lower(v) = 'how')
@@ -794,7 +800,14 @@ asks(act, chk) as materialized (
 -- one that says what the problem is (a runbook's Meaning, Description or Impact: cues 'mean'
 -- and 'impact'), unless the query asks for such a section (why, mean, impact, what happens:
 -- then it asks for that section, see `role`), names its heading in full, or quotes it whole
--- (`phrase`: a log line pasted from it); ans: a heading that holds a fix word (Solution,
+-- (`phrase`: a log line pasted from it); or, when the query asks for a role (`rq`, see asks:
+-- "what happens to the cluster once ...", "what does X mean"), any other section whose heading
+-- is a role word (its Diagnosis, Mitigation, Meaning ...); ans: a heading that is the role
+-- asked for (`role` above 0: its Impact), which then takes the best of those siblings' scores,
+-- as the page's words are spread over its sections and the question says which one it wants
+-- (not for "why": runbooks answer it in their Meaning or Diagnosis, no Cause heading, and a
+-- why question is as often about either); or, unless the query asks for another role, a
+-- heading that holds a fix word (Solution,
 -- Resolution, Workaround, Mitigation, Remediation, Fix: mdfts_roles, cue 'fix'; "Potential
 -- resolution steps", "How to fix the problem"), or, when the query asks how to check (`chk`,
 -- see asks: "how do I check whether ...", "how can I verify"), a Diagnosis or Investigation
@@ -820,10 +833,12 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
                            and r.word in (select word from mdfts_roles where cue in ('why', 'mean', 'means', 'impact')))
          and case when a.chk then lower(trim(s.heading)) not in (select word from mdfts_roles where cue = 'check')
                   else lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'why') or a.act end))
-      and g.describes,
-    exists (select 1 from mdfts_roles
+      and g.describes
+    or (a.rq and g.role = 0 and lower(trim(s.heading)) in (select word from mdfts_roles)),
+    (a.rq and g.role > 0 and lower(trim(s.heading)) in (select word from mdfts_roles))
+    or ((not a.rq or g.role > 0) and exists (select 1 from mdfts_roles
             where cue = case when a.chk then 'check' else 'fix' end
-              and instr(' ' || lower(replace(replace(replace(replace(s.heading, ':', ' '), '?', ' '), ',', ' '), '.', ' ')) || ' ', ' ' || word || ' ') > 0),
+              and instr(' ' || lower(replace(replace(replace(replace(s.heading, ':', ' '), '?', ' '), ',', ' '), '.', ' ')) || ' ', ' ' || word || ' ') > 0)),
     g.empty > 0 and g.describes and a.act
       and lower(trim(s.heading)) not in (select cue from mdfts_roles where cue like 'symptom%'),
     case when a.act then coalesce((select p.next_id from sections as p where p.id = s.parent_id) = s.id, 0) else 0 end,

@@ -582,6 +582,23 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "how do I check whether a heating element of the kiln has burnt out?",
         ("alerts/KilnElementFailed.md", "Diagnosis"),
     ),
+    # A question that names a role ("what happens" → Impact) asks for that section of the page,
+    # which takes the score of its sibling that holds more of the question's words (`rq`, `ans`).
+    "asks-what-happens-gets-the-impact": (
+        {
+            "alerts/KilnVentShut.md": (
+                "# KilnVentShut\n\n## Meaning\n\nThe kiln vent reports shut while a firing runs.\n\n"
+                "## Impact\n\nFumes stay in the chamber; glazes blister.\n\n## Diagnosis\n\nDuring a "
+                "glaze firing, check whether the vent stays shut when the vent motor runs: a vent that "
+                "stays shut during a glaze firing has a seized damper.\n\n"
+                "## Mitigation\n\nFree the vent by hand.\n"),
+            "alerts/KilnDoorOpen.md": (
+                "# KilnDoorOpen\n\n## Meaning\n\nThe door switch reads open.\n\n"
+                "## Impact\n\nThe firing stops.\n"),
+        },
+        "what happens to the kiln when the vent stays shut during a glaze firing?",
+        ("alerts/KilnVentShut.md", "Impact"),
+    ),
     # "what should I do when ..." asks what to do as a closing "what should I do?" does, and a
     # heading that holds a fix word ("Potential resolution steps", "How to fix the problem") is
     # a Solution as one that is only that word.
@@ -788,6 +805,17 @@ def test_a_heading_holding_a_fix_word_answers_what_to_do(tmp_path: Path, query: 
     files, _, _ = CASES["what-to-do-when-gets-the-resolution-steps"]
     db = build_case(tmp_path, files)
     assert [h.heading for h in mdfts.search(db, query, limit=1)] == [heading]
+
+
+def test_a_role_asked_for_is_the_one_that_takes_the_score(tmp_path: Path) -> None:
+    """Asked what happens, the Impact takes its sibling's score and the Mitigation (a fix-word
+    heading, which does for "what should I do") does not; asked why, nothing is handed on."""
+    files, q, _ = CASES["asks-what-happens-gets-the-impact"]
+    db = build_case(tmp_path, files)
+    hits = mdfts.search(db, q, limit=3)
+    assert [h.heading for h in hits][:2] == ["Impact", "Diagnosis"]
+    why = mdfts.search(db, "why does the vent stay shut during a glaze firing?", limit=1)
+    assert why[0].heading == "Diagnosis"
 
 
 @pytest.mark.parametrize("query", [
