@@ -278,7 +278,7 @@ _REUSED_DOCUMENTS = (
     "select d.id, d.path, d.title, d.front_matter, d.sha256, d.bytes, d.lines, d.sections, d.rows_sha256 "
     "from prev.documents as d join _mdfts_reuse as r on r.old_id = d.id order by d.id"
 )
-# Ordinals as ids less the document's first section id: _verify_reused checks that id less first
+# Ordinals as ids less the document's first section id: _verify_rows checks that id less first
 # is the ordinal in every row, so the ids of a document are contiguous and id - first names the
 # same section a lookup of its ordinal would (at half the cost: no subquery a row).
 _REUSED_SECTIONS = (
