@@ -957,9 +957,8 @@ def test_a_compound_the_docs_write_stays_whole(tmp_path: Path) -> None:
         "kiln/c.md": "# Shed\n\n## Tidy\n\nClean up the shed first.\n",
         "kiln/d.md": "# Shelves\n\n## Care\n\nClean the shelves up with a brush.\n",
     }
-    (hit,) = mdfts.search(build_case(tmp_path, files), "cleanup", limit=5, explain=True)[-1:]
-    assert hit.explain is not None and [t["match"] for t in hit.explain["terms"]] != ["stem"]
-    assert all(h.path != "kiln/c.md" for h in mdfts.search(build_case(tmp_path / "2", files), "cleanup", limit=5))
+    hits = mdfts.search(build_case(tmp_path, files), "cleanup", limit=5)
+    assert {h.path for h in hits} == {"kiln/a.md", "kiln/b.md"}
 
 
 def test_a_short_plural_gets_its_stems_weight(tmp_path: Path) -> None:
