@@ -248,7 +248,8 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
           and ((length(part.n) - k.i >= 3 and substr(part.n, k.i + 1) not in (select word from mdfts_stopwords)
                 and exists (select 1 from term_df as d
                             where d.term in (substr(part.n, k.i + 1), rtrim(substr(part.n, k.i + 1), 's'),
-                                             rtrim(substr(part.n, k.i + 1), 'e'), substr(part.n, k.i + 1, length(part.n) - k.i - 2))))
+                                             rtrim(substr(part.n, k.i + 1), 'e'),
+                                             case when part.n glob '*es' then substr(part.n, k.i + 1, length(part.n) - k.i - 2) end)))
                or substr(part.n, k.i + 1) in ('up', 'in', 'on', 'off'))) end as apart,
       -- (a CamelCase term as the words it is made of, "Out Of Sync" for OutOfSync, split where
       -- the build splits a heading's and a file name's (mdfts.words.camel_parts): so it finds a
