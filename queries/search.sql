@@ -182,7 +182,7 @@ part(pos, w, df, idf, wide, t, n, strong, ident, tok, prv, nxt, asksym, cnt) as 
 -- "OpenShift" would add every "open" to bm25); multi: the term is a phrase of several words
 -- (a kebab or CamelCase term, see hprec); split: a CamelCase term with such a phrase.
 key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide, multi, split, asksym,
-    describes, kpos, hx, cut, aexpr) as materialized (
+    describes, kpos, hx, cut, aexpr, fexpr) as materialized (
   select pos, t, n, strong, ident, df, idf,
     expr || case when tok then '' else camelx end, expr || camelx,
     sum(idf) over (), nparts,
@@ -194,7 +194,12 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
     sum(not ident) over () >= 2 and not asksym, json_group_array(pos) over (),
     -- (hx: every key term's hexpr ORed, for hprec; cut: see exact_t)
     group_concat('(' || expr || camelx || ')', ' OR ') over (),
-    (select t2.section_id from tokens as t2 where t2.norm = n order by t2.section_id limit 1 offset 500), aexpr
+    (select t2.section_id from tokens as t2 where t2.norm = n order by t2.section_id limit 1 offset 500), aexpr,
+    -- (fexpr: hexpr without the synonyms, for a term that has some: a synonym says what a
+    -- section is about, but a file name that only a synonym names is another tool's page:
+    -- "schedule" finds cron, and cron.md is not named by "crontab schedule"; see hit)
+    case when syn <> '' then '"' || replace(t, '"', '""') || '"' || coalesce(' OR "' || replace(comp, ' ', '" OR "') || '"', '')
+                              || coalesce(' OR ' || apart, '') || camelx end
   from (
   select *, '"' || replace(t, '"', '""') || '"' || syn || coalesce(' OR "' || replace(comp, ' ', '" OR "') || '"', '')
               || coalesce(' OR ' || apart, '') as expr,
@@ -508,7 +513,13 @@ cand(id, document_id, bm_n, fw, nw, nhead, nstop, named) as materialized (
 -- key lookups: the cost does not grow with how many sections hold the token).
 hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx,
     describes, kpos) as materialized (
-  select id, pos, b, ev,
+  select id, pos,
+    -- (the file name bit only by the term's own forms: see fexpr in key; looked up only when
+    -- the file name matched and the term has synonyms)
+    b - case when fexpr is not null and coalesce(b & 2, 0) > 0
+                  and coalesce((select instr(highlight(sections_fts, 1, char(1), ''), char(1))
+                                from sections_fts where sections_fts match fexpr and rowid = x.id), 0) = 0
+             then 2 else 0 end as b, ev,
     -- (a section that holds the token is a section of its page that does)
     case when ev is not null then 1
          when tok then exists (select 1 from sections as o cross join tokens as tk on tk.norm = n and tk.section_id = o.id
@@ -522,7 +533,7 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, t
                 else 1 + 4 * (instr(highlight(sections_fts, 5, char(1), '') || highlight(sections_fts, 2, char(1), ''),
                                     char(1)) > 0) end
       + 8 * (instr(highlight(sections_fts, 3, char(1), ''), char(1)) > 0)
-    from sections_fts where sections_fts match key.hexpr and rowid = cand.id) as b,
+    from sections_fts where sections_fts match key.hexpr and rowid = cand.id) as b, key.fexpr,
     case when key.tok then
       (select max(key.idf * (1 + (tk.token = key.t)) * (1 + 0.5 * (tk.source in ('heading', 'definition')))) / 3.0
        from tokens as tk where tk.norm = key.n and tk.section_id = cand.id) end as ev,
@@ -643,7 +654,7 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --   page   the share of the ten best candidates that are other sections of the same page, the
 --          query's words spread over one page (computed last, in `ranked`, see there).
 -- terms: for --explain, each key term's match, in the query's order.
-feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, describes, kpos, named) as materialized (
+feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, describes, kpos, named, allhead) as materialized (
   select id, bm, cover, exact,
     case when nin = 0 then 0.0
          else coalesce((
@@ -692,13 +703,15 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, d
           select min(1.0, coalesce(sum(f), 0) / max(sum(not grp), 1)) from f where f is not null)
            from sections as s
            where s.id = x.id and (mh or s.heading glob '*[-_./]*' or s.heading_parts <> '')), hcount) end,
-    file, ident, nexact, nident, terms, held, describes, kpos, named
+    file, ident, nexact, nident, terms, held, describes, kpos, named, allhead
   from (
   select th.id, max(th.bm_n) as bm, max(th.hx) as hx,
     -- (named, see cand, and the other way round: every key term, wide ones aside, is in the
     -- section's name too, its document's (path, file name, title) or its heading; see bm)
     max(th.named) and sum(not th.wide and not (th.in_doc or th.in_head)) = 0 as named,
     max(th.describes) as describes, max(th.kpos) as kpos,
+    -- (allhead: the heading holds every key term, for empty)
+    sum(not th.in_head) = 0 as allhead,
     -- (the shares are of the key terms some candidate holds: `held`, else of all of them)
     0.5 * sum(th.idf * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end)
         / coalesce(nullif(sum(th.idf * th.held), 0), max(th.total))
@@ -749,7 +762,10 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
                   and rowid = f.id), 0)
     else 0 end,
     -- (n: the section's own text, its heading line aside; the children lookup last)
-    (select case when (s.level = 1 and n <= 120) or (s.level > 1 and n <= 250 and f.hprec < 1)
+    -- (a page title the query names whole, and nothing else - the heading holds every key
+    -- term, and hprec 1 - is asked for by its name: it is the answer)
+    (select case when (s.level = 1 and n <= 120 and not (f.allhead and f.hprec >= 0.9999))
+                      or (s.level > 1 and n <= 250 and f.hprec < 1)
                  then coalesce((select c.parent_id from sections as c where c.id = s.next_id) = s.id, 0)
                       * case when s.level = 1 then 1.0 else 0.15 end
                  else 0 end

@@ -1092,3 +1092,39 @@ def test_role_is_the_heading_not_the_text(tmp_path: Path) -> None:
         "## Relay\n\nThe kiln relay: a workaround is to open the vent by hand.\n")})
     role = signal_by_heading(db, "fix kiln", "role")
     assert (role["Mitigation"], role["Relay"]) == (1, 0)
+
+
+def test_a_file_name_only_a_synonym_names_is_no_name(tmp_path: Path) -> None:
+    """A synonym finds a section's words, not its page's name: "schedule" finds cron, but
+    cron.md, which merely mentions `crontab`, is not the page "crontab schedule" names."""
+    files = {
+        "pages/cron.md": "# cron\n\n> A system scheduler for jobs.\n> Its entries are edited with `crontab`.\n\n"
+                         "- See the entries:\n\n`tldr crontab`\n",
+        "pages/crontab.md": "# crontab\n\n> Schedule cron jobs to run on a time interval for the current user.\n\n"
+                            "- Edit the jobs of the current user:\n\n`crontab -e`\n\n"
+                            "- List the jobs of the current user:\n\n`crontab -l`\n\n"
+                            "- Remove every job of the current user:\n\n`crontab -r`\n\n"
+                            "- Replace the jobs with the contents of a file:\n\n`crontab path/to/file`\n\n"
+                            "- Edit the jobs of another user:\n\n`sudo crontab -e -u user`\n\n"
+                            "- Run a job every day at 10:00, in the editor:\n\n`0 10 * * * command`\n",
+        "pages/at.md": "# at\n\n> Run a command once at a later time.\n\n- Run it in five minutes:\n\n`at now + 5 minutes`\n",
+    }
+    db = build_case(tmp_path, files)
+    assert mdfts.search(db, "crontab schedule", limit=3)[0].path == "pages/crontab.md"
+    # the synonym still finds the page by its words
+    assert "pages/cron.md" in {h.path for h in mdfts.search(db, "schedule", limit=3)}
+
+
+def test_a_page_title_asked_for_by_its_name_alone_is_the_answer(tmp_path: Path) -> None:
+    """A title-only h1 over its children loses to them (`empty`), unless the query is its whole
+    heading and nothing more: then the page is what was asked for."""
+    body = "# KilnDoorLeftOpen\n\n## Meaning\n\nThe KilnDoorLeftOpen alert fires when the door sensor reads open.\n\n" \
+           "## Impact\n\nHeat escapes; a firing of KilnDoorLeftOpen runs long.\n\n" \
+           "## Mitigation\n\nClose the door, then clear KilnDoorLeftOpen.\n"
+    files = {"alerts/KilnDoorLeftOpen.md": body,
+             "alerts/KilnTooHot.md": body.replace("KilnDoorLeftOpen", "KilnTooHot").replace("door sensor reads open", "heat is high")}
+    db = build_case(tmp_path, files)
+    top = mdfts.search(db, "KilnDoorLeftOpen", limit=3)[0]
+    assert (top.path, top.heading) == ("alerts/KilnDoorLeftOpen.md", "KilnDoorLeftOpen")
+    # a query that asks for more than the title still gets the child
+    assert mdfts.search(db, "KilnDoorLeftOpen mitigation", limit=3)[0].heading == "Mitigation"
