@@ -710,8 +710,8 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, d
     -- section's name too, its document's (path, file name, title) or its heading; see bm)
     max(th.named) and sum(not th.wide and not (th.in_doc or th.in_head)) = 0 as named,
     max(th.describes) as describes, max(th.kpos) as kpos,
-    -- (allhead: the heading holds every key term, for empty)
-    sum(not th.in_head) = 0 as allhead,
+    -- (allhead: every key term is an identifier the heading holds, for empty)
+    sum(not (th.in_head and th.ident)) = 0 as allhead,
     -- (the shares are of the key terms some candidate holds: `held`, else of all of them)
     0.5 * sum(th.idf * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end)
         / coalesce(nullif(sum(th.idf * th.held), 0), max(th.total))
@@ -762,8 +762,9 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
                   and rowid = f.id), 0)
     else 0 end,
     -- (n: the section's own text, its heading line aside; the children lookup last)
-    -- (a page title the query names whole, and nothing else - the heading holds every key
-    -- term, and hprec 1 - is asked for by its name: it is the answer)
+    -- (a page title that the query names by identifiers alone, and whole - every key term an
+    -- identifier the heading holds, and hprec 1: "KubeletPlegDurationHigh" - is asked for by
+    -- its name: it is the answer; plain words, "clay storage", ask what its children say)
     (select case when (s.level = 1 and n <= 120 and not (f.allhead and f.hprec >= 0.9999))
                       or (s.level > 1 and n <= 250 and f.hprec < 1)
                  then coalesce((select c.parent_id from sections as c where c.id = s.next_id) = s.id, 0)
