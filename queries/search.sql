@@ -198,8 +198,7 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
     -- (fexpr: hexpr without the synonyms, for a term that has some: a synonym says what a
     -- section is about, but a file name that only a synonym names is another tool's page:
     -- "schedule" finds cron, and cron.md is not named by "crontab schedule"; see hit)
-    case when syn <> '' then '"' || replace(t, '"', '""') || '"' || coalesce(' OR "' || replace(comp, ' ', '" OR "') || '"', '')
-                              || coalesce(' OR ' || apart, '') || camelx end
+    case when syn <> '' then replace(expr, syn, '') || camelx end
   from (
   select *, '"' || replace(t, '"', '""') || '"' || syn || coalesce(' OR "' || replace(comp, ' ', '" OR "') || '"', '')
               || coalesce(' OR ' || apart, '') as expr,
