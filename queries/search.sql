@@ -527,12 +527,20 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, t
     bm_n, fw, nw, nhead, nstop, named, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx, describes, kpos
   from (
   select cand.id, key.pos, key.n, key.tok, cand.document_id, (
-    -- (the file name is part of the document: marked once, and then path and title need no look)
-    select case when instr(highlight(sections_fts, 1, char(1), ''), char(1)) > 0 then 7
-                else 1 + 4 * (instr(highlight(sections_fts, 5, char(1), '') || highlight(sections_fts, 2, char(1), ''),
-                                    char(1)) > 0) end
-      + 8 * (instr(highlight(sections_fts, 3, char(1), ''), char(1)) > 0)
-    from sections_fts where sections_fts match key.hexpr and rowid = cand.id) as b, key.fexpr,
+    -- (the file name is part of the document: marked once, and then path and title need no look;
+    -- 16 times the words of the file name's first match ride above the bits: a kebab term names
+    -- as many file name words as its parts, kube-proxy two of KubeProxyDown's three, see file)
+    select case when f.i > 0
+                then 7 + 16 * (length(f.sp) - length(replace(f.sp, ' ', '')) + 1)
+                else 1 + 4 * (f.dp > 0) end
+      + 8 * (f.hd > 0)
+    from (select i, substr(h, i + 1, instr(substr(h, i + 1), char(2)) - 1) as sp, dp, hd
+          from (select highlight(sections_fts, 1, char(1), char(2)) as h,
+                       instr(highlight(sections_fts, 1, char(1), char(2)), char(1)) as i,
+                       instr(highlight(sections_fts, 5, char(1), '') || highlight(sections_fts, 2, char(1), ''),
+                             char(1)) as dp,
+                       instr(highlight(sections_fts, 3, char(1), ''), char(1)) as hd
+                from sections_fts where sections_fts match key.hexpr and rowid = cand.id)) as f) as b, key.fexpr,
     case when key.tok then
       (select max(key.idf * (1 + (tk.token = key.t)) * (1 + 0.5 * (tk.source in ('heading', 'definition')))) / 3.0
        from tokens as tk where tk.norm = key.n and tk.section_id = cand.id) end as ev,
@@ -573,7 +581,9 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
       coalesce(hit.b & 8, 0) > 0 as in_head,
       case when coalesce(hit.b & 4, 0) > 0 then 0
            else coalesce(hit.ev, 0) end as ev,
-      hit.in_page, hit.ev is not null as tok, hit.nparts, hit.jw, hit.wide,
+      hit.in_page, hit.ev is not null as tok, hit.nparts,
+      -- (the file name words the term names: those of its match when it spans several, see hit)
+      case when hit.b >= 32 then hit.b / 16 else hit.jw end as jw, hit.wide,
       replace(hit.fw, ' ', '') = replace(replace(replace(lower(hit.t), '-', ''), '_', ''), '.', '') as whole,
       hit.nw, hit.nhead, hit.nstop, hit.named, hit.multi
     from hit) as x
@@ -617,7 +627,9 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          the square root of the share of the query the file name holds (tool-sub.md beats
 --          tool.md for "tool sub ...", and make.md wins little for "make a ..."; the root, as
 --          a service's name is one word of a long question); an identifier that spells the
---          whole name (PaymentsGatewayDown for PaymentsGatewayDown.md) names all of it; two
+--          whole name (PaymentsGatewayDown for PaymentsGatewayDown.md) names all of it; a kebab
+--          term names the words its match spans (kube-proxy two of KubeProxyDown's three, as
+--          "kube proxy" written apart does); two
 --          query words that make one compound ("argo cd" for argocd) count as one word; a stop
 --          word of the file name the query writes is named too ("tool about ..." names all of
 --          tool-about.md), though it adds nothing to the query's share (a file named only by

@@ -1128,3 +1128,30 @@ def test_a_page_title_asked_for_by_its_name_alone_is_the_answer(tmp_path: Path) 
     assert (top.path, top.heading) == ("alerts/KilnDoorLeftOpen.md", "KilnDoorLeftOpen")
     # a query that asks for more than the title still gets the child
     assert mdfts.search(db, "KilnDoorLeftOpen mitigation", limit=3)[0].heading == "Mitigation"
+
+
+def test_a_kebab_term_names_as_many_file_name_words_as_its_parts(tmp_path: Path) -> None:
+    """`file` counts the file name's words a term names: "fan-relay" names two of FanRelayDown's
+    three, as "fan relay" written apart does, not one; else FanDown.md (half named by "fan") out-
+    credits the page the term names."""
+    page = ("# {name}\n\n## Meaning\n\n{meaning}\n\n## Diagnosis\n\nCheck the state of the fan-relay "
+            "units on the vent rack:\n\n```\nventctl units -l app=fan-relay\n```\n")
+    files = {
+        "alerts/FanRelayDown.md": page.format(name="FanRelayDown",
+                                              meaning="No fan-relay unit has reported for ten minutes."),
+        "alerts/FanDown.md": page.format(name="FanDown",
+                                         meaning="The vent fan stopped; its fan-relay units report it."),
+        **{f"notes/n{i}.md": f"# Note {i}\n\n## Clay\n\nCheck the clay for bench {i}.\n" for i in range(4)},
+    }
+    db = build_case(tmp_path, files)
+
+    def file_credit(q: str) -> float:
+        (hit,) = [h for h in mdfts.search(db, q, limit=5, explain=True)
+                  if (h.path, h.heading) == ("alerts/FanRelayDown.md", "Diagnosis")]
+        assert hit.explain is not None
+        return float(hit.explain["signals"]["file"]["value"])
+
+    # (the two differ by the idf share only: the kebab term weighs as its rarer word)
+    assert file_credit("fan-relay units") >= 0.75 * file_credit("fan relay units") > 0
+    top = mdfts.search(db, "fan-relay units diagnosis", limit=2)
+    assert [h.path for h in top] == ["alerts/FanRelayDown.md", "alerts/FanDown.md"]
