@@ -503,7 +503,7 @@ cand(id, document_id, bm_n, fw, nw, nhead, nstop, named) as materialized (
 ),
 -- One lookup per candidate and key term (FTS5 seeks the row): where the term's stem occurs,
 -- as bits (NULL: nowhere): 1 anywhere (the row matches), 2 the file name, 4 the document (path,
--- file name, title), 8 the heading. highlight() marks the term's matches in a short column of that
+-- file name, title), 8 the heading, 16 the trail (the heading and its parents'). highlight() marks the term's matches in a short column of that
 -- one row, so the cost does not grow with the index. (Neither bm25() - it counts every row
 -- that holds the term - nor a column filter - on a row that holds the term elsewhere FTS5
 -- reads on through the rest of the term's rows - would.)
@@ -528,18 +528,19 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, t
   from (
   select cand.id, key.pos, key.n, key.tok, cand.document_id, (
     -- (the file name is part of the document: marked once, and then path and title need no look;
-    -- 16 times the words of the file name's first match ride above the bits: a kebab term names
+    -- 32 times the words of the file name's first match ride above the bits: a kebab term names
     -- as many file name words as its parts, kube-proxy two of KubeProxyDown's three, see file)
     select case when f.i > 0
-                then 7 + 16 * (length(f.sp) - length(replace(f.sp, ' ', '')) + 1)
+                then 7 + 32 * (length(f.sp) - length(replace(f.sp, ' ', '')) + 1)
                 else 1 + 4 * (f.dp > 0) end
-      + 8 * (f.hd > 0)
-    from (select i, substr(h, i + 1, instr(substr(h, i + 1), char(2)) - 1) as sp, dp, hd
+      + 8 * (f.hd > 0) + 16 * (f.tr > 0)
+    from (select i, substr(h, i + 1, instr(substr(h, i + 1), char(2)) - 1) as sp, dp, hd, tr
           from (select highlight(sections_fts, 1, char(1), char(2)) as h,
                        instr(highlight(sections_fts, 1, char(1), char(2)), char(1)) as i,
                        instr(highlight(sections_fts, 5, char(1), '') || highlight(sections_fts, 2, char(1), ''),
                              char(1)) as dp,
-                       instr(highlight(sections_fts, 3, char(1), ''), char(1)) as hd
+                       instr(highlight(sections_fts, 3, char(1), ''), char(1)) as hd,
+                       instr(highlight(sections_fts, 4, char(1), ''), char(1)) as tr
                 from sections_fts where sections_fts match key.hexpr and rowid = cand.id)) as f) as b, key.fexpr,
     case when key.tok then
       (select max(key.idf * (1 + (tk.token = key.t)) * (1 + 0.5 * (tk.source in ('heading', 'definition')))) / 3.0
@@ -559,9 +560,9 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, t
 -- (PaymentsGatewayDown for PaymentsGatewayDown.md); how (for --explain only): exact, stem or none;
 -- held: some candidate holds the term at all (see cover).
 termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
-        wide, whole, nw, nhead, nstop, named, multi, how, held, hx, describes, kpos) as materialized (
+        wide, in_anc, whole, nw, nhead, nstop, named, multi, how, held, hx, describes, kpos) as materialized (
   select id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
-    wide, whole, nw, nhead, nstop, named, multi,
+    wide, in_anc, whole, nw, nhead, nstop, named, multi,
     case when (select explain from q) then
       case when tok then 'exact' when not (any_ or in_doc) then 'none'
            when (select instr(lower(substr(s.text, 1, 20000) || ' ' || s.path), lower(t))
@@ -583,7 +584,9 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
            else coalesce(hit.ev, 0) end as ev,
       hit.in_page, hit.ev is not null as tok, hit.nparts,
       -- (the file name words the term names: those of its match when it spans several, see hit)
-      case when hit.b >= 32 then hit.b / 16 else hit.jw end as jw, hit.wide,
+      case when hit.b >= 64 then hit.b / 32 else hit.jw end as jw, hit.wide,
+      -- (in_anc: a parent heading holds it, and neither the heading nor the document: see trail)
+      coalesce(hit.b & 16, 0) > 0 and coalesce(hit.b & 8, 0) = 0 and coalesce(hit.b & 4, 0) = 0 as in_anc,
       replace(hit.fw, ' ', '') = replace(replace(replace(lower(hit.t), '-', ''), '_', ''), '.', '') as whole,
       hit.nw, hit.nhead, hit.nstop, hit.named, hit.multi
     from hit) as x
@@ -664,8 +667,16 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          1: "tool about print details" for "tool about" over "Print details ...").
 --   page   the share of the ten best candidates that are other sections of the same page, the
 --          query's words spread over one page (computed last, in `ranked`, see there).
+--   trail  the query's share (by idf) that the section's parent headings hold and its own
+--          heading, file name, title and path do not, counted only when the query names its
+--          heading in full (`hprec` 1, in base): "<parent> <heading>" names one of many
+--          sections with the same heading ("seal configuration" for Seal > Configuration among
+--          a Configuration under each tool), where bm25 prefers the shortest one that merely
+--          mentions the parent's word. A child whose heading the query does not name earns
+--          nothing for its parent's words, or every step under "Remove an OSD" would pass the
+--          section that is the answer.
 -- terms: for --explain, each key term's match, in the query's order.
-feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, describes, kpos, named, allhead) as materialized (
+feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, describes, kpos, named, allhead, anc) as materialized (
   select id, bm, cover, exact,
     case when nin = 0 then 0.0
          else coalesce((
@@ -714,7 +725,7 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, d
           select min(1.0, coalesce(sum(f), 0) / max(sum(not grp), 1)) from f where f is not null)
            from sections as s
            where s.id = x.id and (mh or s.heading glob '*[-_./]*' or s.heading_parts <> '')), hcount) end,
-    file, ident, nexact, nident, terms, held, describes, kpos, named, allhead
+    file, ident, nexact, nident, terms, held, describes, kpos, named, allhead, anc
   from (
   select th.id, max(th.bm_n) as bm, max(th.hx) as hx,
     -- (named, see cand, and the other way round: every key term, wide ones aside, is in the
@@ -742,6 +753,7 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, d
     sum(case when not th.ident then 0 when th.tok or th.in_doc or th.in_page then 1.0 else 0 end)
       / max(sum(th.ident), 1) as ident,
     sum(th.ident and (th.tok or th.in_doc)) as nexact, sum(th.ident) as nident,
+    sum(th.idf * th.in_anc) / max(th.total) as anc,
     -- (group_concat skips NULLs: without --explain this costs nothing)
     '[' || group_concat(case when (select explain from q) then json_object('pos', th.pos, 'term', th.t, 'idf', th.idf,
       'identifier', json(case when th.ident then 'true' else 'false' end), 'match', th.how) end) || ']' as terms,
@@ -754,7 +766,7 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, d
   limit -1 offset 0) as x  -- (not flattened: the aggregates would be computed once per use)
 ),
 signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms, held,
-       describes, kpos) as materialized (
+       describes, kpos, anc) as materialized (
   select f.id, case when f.named and f.cover >= 0.9999 then 1.0 else f.bm end, f.cover, f.exact, f.hprec, min(f.file, 1.0),
     -- (phrase: a substring test over the section's first 20,000 characters, case folded; a
     -- phrase lookup in FTS5 would walk the doclists of the query's stop words)
@@ -783,13 +795,13 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
                  else 0 end
      from (select id, level, next_id, length(trim(substr(b, instr(b || char(10), char(10))), ' =-' || char(9) || char(10))) as n
            from (select id, level, next_id, trim(body) as b from sections where id = f.id)) as s),
-    f.ident, f.nexact, f.nident, f.terms, coalesce(f.held, ''), f.describes, f.kpos
+    f.ident, f.nexact, f.nident, f.terms, coalesce(f.held, ''), f.describes, f.kpos, f.anc
   from feature as f
 ),
 -- (A section's children follow it at once: it has some when the next section's parent is it.)
 -- The weight of each signal: the score is their weighted sum (--explain shows each part).
-weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, page) as (
-  select 2.0, 1.5, 1.0, 1.0, 1.5, 1.0, 0.5, -2.0, 1.5, 1.0, 1.0, 0.5
+weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, page, trail) as (
+  select 2.0, 1.5, 1.0, 1.0, 1.5, 1.0, 0.5, -2.0, 1.5, 1.0, 1.0, 0.5, 0.5
 ),
 -- act: the query asks what to do: "how" (not "how many", "how long", "how does", "how is": a
 -- quantity or a working), a "do" that closes the query or opens its condition ("what should I
@@ -847,10 +859,10 @@ asks(act, chk, rq) as materialized (
 -- does not: it asks for the lead-in's own list); first: the section is its parent's first
 -- child (looked up only when the query asks what to do: only a lead-in's hand-off reads it).
 base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms,
-     document_id, parent_id, sym, ans, lead, first, held, kpos, halt) as materialized (
+     document_id, parent_id, sym, ans, lead, first, held, kpos, halt, anc) as materialized (
   select g.id, w.bm * g.bm + w.cover * g.cover + w.exact * g.exact
                + w.hprec * g.hprec + w.file * g.file + w.phrase * g.phrase + w.role * g.role
-               + w.empty * g.empty + w.ident * g.ident,
+               + w.empty * g.empty + w.ident * g.ident + w.trail * (g.hprec >= 0.9999) * g.anc,
     g.bm, g.cover, g.exact, g.hprec, g.file, g.phrase, g.role, g.empty, g.ident, g.nexact, g.nident, g.terms,
     s.document_id, s.parent_id,
     (lower(trim(s.heading)) in (select cue from mdfts_roles where cue like 'symptom%')
@@ -873,7 +885,7 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
     case when a.act then coalesce((select p.next_id from sections as p where p.id = s.parent_id) = s.id, 0) else 0 end,
     g.held, g.kpos,
     -- (halt: the path's file extension, see `close`)
-    ' OR ("' || replace(replace(s.path, rtrim(s.path, replace(s.path, '.', '')), ''), '"', '""') || '"'
+    ' OR ("' || replace(replace(s.path, rtrim(s.path, replace(s.path, '.', '')), ''), '"', '""') || '"', (g.hprec >= 0.9999) * g.anc
   from signal as g join sections as s on s.id = g.id, weight as w,
     asks as a
 ),
@@ -943,10 +955,10 @@ close as materialized (
 -- SQLite another pass, and compile time, over every column carried here. A lead-in sorts by
 -- its own id (`peer`), so its frame is that of its children, its first child among them.)
 ranked(id, score, bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, page, nexact, nident,
-       terms, kpos) as (
+       terms, kpos, trail) as (
   select b.id, round(b.score1 + w.answer * b.answer + w.page * b.page, 6),
     b.bm, b.cover, b.exact, b.hprec, b.file, b.phrase, b.role, b.empty, b.ident, b.answer, b.near, b.page,
-    b.nexact, b.nident, b.terms, b.kpos
+    b.nexact, b.nident, b.terms, b.kpos, b.anc
   from (select b.*, case when b.ans then max(0, coalesce(max(case when b.sym then b.score1 end) over (
                                   partition by b.document_id order by b.peer
                                   range between current row and current row),
@@ -1019,7 +1031,8 @@ select
                       union all select 'ident', r.ident, w.ident from weight as w
                       union all select 'answer', r.answer, w.answer from weight as w
                       union all select 'near', r.near, w.near from weight as w
-                      union all select 'page', r.page, w.page from weight as w)),
+                      union all select 'page', r.page, w.page from weight as w
+                      union all select 'trail', r.trail, w.trail from weight as w)),
     'terms', (select json_group_array(json_remove(j.value, '$.pos'))
               from (select value from json_each(r.terms) order by json_extract(value, '$.pos')) as j)) end as explain
 from ranked as r

@@ -1155,3 +1155,31 @@ def test_a_kebab_term_names_as_many_file_name_words_as_its_parts(tmp_path: Path)
     assert file_credit("fan-relay units") >= 0.75 * file_credit("fan relay units") > 0
     top = mdfts.search(db, "fan-relay units diagnosis", limit=2)
     assert [h.path for h in top] == ["alerts/FanRelayDown.md", "alerts/FanDown.md"]
+
+
+def test_a_heading_named_in_full_under_a_parent_the_query_names_is_its_section(tmp_path: Path) -> None:
+    """`trail`: one page, a Configuration under each tool; "lamp configuration" names the one
+    under Lamp, though the short Configuration under Bellows says "lamp's configuration" too. A
+    child whose heading the query does not name in full earns nothing for its parent's words."""
+    files = {
+        "guides/kiln-tools.md": (
+            "# Kiln tools\n\n## Lamp\n\nThe lamp lights the kiln room.\n\n### Configuration\n\n"
+            "Set the lamp's colour, brightness and timer in lamp.yml, one entry per room; the "
+            "timer takes minutes, the brightness a share of the full output, and the colour a "
+            "name from the chart on the kiln room door.\n\n"
+            "## Bellows\n\nThe bellows feed the kiln air.\n\n### Configuration\n\n"
+            "Set bellows: true beside the lamp's configuration.\n\n"
+            "### Cleaning\n\nBrush the bellows after each firing.\n"),
+        **{f"notes/n{i}.md": f"# Note {i}\n\n## Clay\n\nClay for bench {i} is wrapped in plastic.\n" for i in range(4)},
+    }
+    db = build_case(tmp_path, files)
+
+    def trail_credit(q: str, heading: str) -> float:
+        hit = next(h for h in mdfts.search(db, q, limit=5, explain=True) if h.heading == heading)
+        assert hit.explain is not None
+        return float(hit.explain["signals"]["trail"]["value"])
+
+    top = mdfts.search(db, "lamp configuration", limit=2)
+    assert [h.trail[1] for h in top] == ["Lamp", "Bellows"]
+    assert trail_credit("bellows cleaning", "Cleaning") > 0
+    assert trail_credit("bellows brush", "Cleaning") == 0  # "Cleaning" not named: no credit
