@@ -257,7 +257,9 @@ drop table temp.phrasal;
 drop table temp.phrasal_forms;
 
 -- What a question asks for, by the section's role: a query holding a cue word ("how do I fix
--- X") prefers a section whose heading holds one of its role words (Mitigation, Solution).
+-- X") prefers a section whose heading holds one of its role words (Mitigation, Solution). The
+-- fix cues are the verbs a question asks what to do with: fix, resolve, solve, mitigate, and
+-- deal ("how do I deal with it"), repair, remedy, remediate.
 create table mdfts_roles (
   cue  text not null,   -- a query word, lower-case
   word text not null,   -- a heading word that answers it (matched by stem)
@@ -269,6 +271,10 @@ insert into mdfts_roles (cue, word) values
   ('resolve', 'mitigation'), ('resolve', 'solution'), ('resolve', 'resolution'), ('resolve', 'workaround'),
   ('solve', 'mitigation'), ('solve', 'solution'), ('solve', 'resolution'), ('solve', 'workaround'),
   ('mitigate', 'mitigation'), ('mitigate', 'workaround'),
+  ('deal', 'mitigation'), ('deal', 'solution'), ('deal', 'resolution'), ('deal', 'workaround'),
+  ('repair', 'mitigation'), ('repair', 'solution'), ('repair', 'resolution'), ('repair', 'workaround'),
+  ('remedy', 'mitigation'), ('remedy', 'solution'), ('remedy', 'resolution'), ('remedy', 'workaround'),
+  ('remediate', 'mitigation'), ('remediate', 'remediation'), ('remediate', 'workaround'),
   ('mean', 'meaning'), ('mean', 'description'), ('means', 'meaning'), ('means', 'description'),
   ('why', 'cause'), ('why', 'causes'), ('why', 'reason'), ('why', 'investigation'),
   ('impact', 'impact'), ('happens', 'impact'), ('happen', 'impact'), ('affect', 'impact'),

@@ -1183,3 +1183,23 @@ def test_a_heading_named_in_full_under_a_parent_the_query_names_is_its_section(t
     assert [h.trail[1] for h in top] == ["Lamp", "Bellows"]
     assert trail_credit("bellows cleaning", "Cleaning") > 0
     assert trail_credit("bellows brush", "Cleaning") == 0  # "Cleaning" not named: no credit
+
+
+# A runbook whose Diagnosis holds more of a question's words than its Mitigation does.
+FIX_VERB_PAGE = {
+    "alerts/KilnShelfOvercommit.md": (
+        "# KilnShelfOvercommit\n\n## Meaning\n\nThe kiln is overbooked: its plans ask for more than it holds.\n\n"
+        "## Diagnosis\n\nList the firing plans and the shelf space each one books.\n\n"
+        "## Mitigation\n\nMove a firing plan to the second kiln, or book shelf space in the town kiln "
+        "for the plans that do not fit.\n"),
+    **{f"notes/n{i}.md": f"# Note {i}\n\n## Clay\n\nClay for bench {i} is wrapped in plastic.\n" for i in range(4)},
+}
+
+
+@pytest.mark.parametrize("verb", ["deal with", "repair", "remedy"])
+def test_a_fix_verb_asks_for_the_mitigation(tmp_path: Path, verb: str) -> None:
+    """"how do I deal with it" (repair, remedy) asks what to do, as "fix" does: the Mitigation
+    answers, though the Diagnosis holds more of the question's words."""
+    db = build_case(tmp_path, FIX_VERB_PAGE)
+    q = f"firing plans book more shelf space than the kiln has, how do I {verb} that"
+    assert [h.heading for h in mdfts.search(db, q, limit=1)] == ["Mitigation"]
