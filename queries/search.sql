@@ -889,8 +889,10 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
   from signal as g join sections as s on s.id = g.id, weight as w,
     asks as a
 ),
--- near (see the signals), for the five best candidates by the score so far (near reorders the
--- top of the list; it does not bring rows in from below): one FTS5 lookup (a rowid seek, with
+-- near (see the signals), for the eight best candidates by the score so far (near reorders the
+-- top of the list; it does not bring rows in from below; with the five best only, a section
+-- that holds the query's words together fell out of reach whenever a few sections elsewhere
+-- took a little file or page credit, 1.2 % of p50 for the three more): one FTS5 lookup (a rowid seek, with
 -- highlight() of the text column, to see where the heading line ends) per pair whose two words
 -- the section holds, two when a synonym is tried too. (Looked up for every candidate, near
 -- cost a third more CPU at p95 on the bench queries.) A NEAR that fails on the row asked for
@@ -903,7 +905,7 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
 -- read on through every row holding both, and cost more than it saved.)
 close as materialized (
   select b.*,
-    case when (b.nident = 0 or b.nexact > 0) and b.rk <= 5
+    case when (b.nident = 0 or b.nexact > 0) and b.rk <= 8
          then coalesce((select sum(case when instr(b.held, ',' || g.a || ',') > 0 and instr(b.held, ',' || g.b || ',') > 0
                                         then coalesce((
                                           -- (as written, then by a synonym: the first form that holds)
@@ -944,11 +946,11 @@ close as materialized (
 -- holds the query's words, but its first child takes its score and a hair more when the query
 -- asks what to do.
 -- page: the share of the ten best candidates (by the score before near and answer: near only
--- reorders the five best, so they are the same ten) that are other sections of the same page,
+-- reorders the eight best, so they are the same ten) that are other sections of the same page,
 -- 0 to 0.9: when the question's words are spread over one page, the answer is on that page,
 -- rather than in the one section elsewhere that happens to hold a few of them (passage
--- retrieval weighs a passage's document the same way). None when one of the five best (those
--- near looks up) has a heading the query names in full (`hprec` 1): the query names that
+-- retrieval weighs a passage's document the same way). None when one of the five best (by
+-- the score before near) has a heading the query names in full (`hprec` 1): the query names that
 -- section, and a page that holds its words more often must not pass it.
 -- (answer's window is per page, ordered by parent, its frame the peers: per page and parent,
 -- as its meaning is, but in the same sort as page's count per page; a window of its own costs

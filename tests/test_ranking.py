@@ -1203,3 +1203,16 @@ def test_a_fix_verb_asks_for_the_mitigation(tmp_path: Path, verb: str) -> None:
     db = build_case(tmp_path, FIX_VERB_PAGE)
     q = f"firing plans book more shelf space than the kiln has, how do I {verb} that"
     assert [h.heading for h in mdfts.search(db, q, limit=1)] == ["Mitigation"]
+
+
+def test_near_reorders_the_eight_best(tmp_path: Path) -> None:
+    """`near` is looked up for the eight best by the other signals: a section that holds the
+    query's words together, eighth behind seven short notes that hold them apart, comes first."""
+    files = {f"notes/n{i}.md": f"# Note {i}\n\n## Bench {i}\n\nThe clay on bench {i} is dry. A bucket stands by "
+                               "the door, and its lid is in the shed.\n" for i in range(7)}
+    files["guides/glaze.md"] = (
+        "# Glaze\n\n## Storage\n\nKeep each glaze in a sealed tub on the north shelf, away from the sun; stir "
+        "it before use and write the date on a strip of tape. A clay bucket's lid that has cracked lets the "
+        "water out, so the glaze thickens; order a new lid from the supplier and move the tub to the shade.\n")
+    db = build_case(tmp_path, files)
+    assert [h.path for h in mdfts.search(db, "clay bucket lid", limit=1)] == ["guides/glaze.md"]
