@@ -803,9 +803,10 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
 weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, page, trail) as (
   select 2.0, 1.5, 1.0, 1.0, 1.5, 1.0, 0.5, -2.0, 1.5, 1.0, 1.0, 0.5, 0.5
 ),
--- act: the query asks what to do: "how" (not "how many", "how long", "how does", "how is": a
--- quantity or a working), a "do" that closes the query or opens its condition ("what should I
--- do?", "what should I do when ...", "what to do if ...") or a fix cue (fix, resolve, mitigate,
+-- act: the query asks what to do: "how" (not "how many", "how long", "how few", "how bad",
+-- "how does", "how is": a quantity, a degree - how and a word of measure - or a working), a
+-- "do" that closes the query or opens its condition ("what should I do?", "what should I do
+-- when ...", "what to do if ...") or a fix cue (fix, resolve, mitigate,
 -- ...), unless it asks how to check; chk: a check cue (check, verify, investigate, debug,
 -- diagnose) is the query's verb - within three words after "how" ("how do I check", "how would I
 -- verify"), or anywhere when there is no "how" - and no fix cue is (in "how do I get it accepted
@@ -819,7 +820,9 @@ asks(act, chk, rq) as materialized (
   select (select count(*) from raw as a left join raw as b on b.pos = a.pos + 1
      where (lower(a.v) = 'how'
             and coalesce(lower(rtrim(b.v, '?.,;:!')), '') not in (
-              'many', 'much', 'long', 'often', 'big', 'large', 'old', 'far', 'soon', 'come', 'does', 'did', 'is', 'are', 'was'))
+              'many', 'much', 'long', 'often', 'big', 'large', 'old', 'far', 'soon', 'come', 'does', 'did', 'is', 'are', 'was',
+              'few', 'fast', 'slow', 'quick', 'quickly', 'high', 'low', 'small', 'full', 'close', 'bad', 'serious', 'severe',
+              'urgent', 'important', 'safe', 'likely', 'frequently', 'recent', 'recently', 'early', 'late'))
         or (lower(rtrim(a.v, '?.,;:!')) = 'do'
             and (b.pos is null or lower(rtrim(b.v, '?.,;:!')) in ('when', 'if', 'after', 'about', 'now', 'next')))
         or lower(rtrim(a.v, '?.,;:!')) in (select cue from mdfts_roles where word = 'mitigation')) > 0

@@ -770,12 +770,15 @@ def test_a_lead_in_keeps_what_does_not_ask_how(tmp_path: Path) -> None:
 @pytest.mark.parametrize("query, heading", [
     ("the kiln door was left open and the firing stalls, what does it mean?", "Meaning"),
     ("how long was the kiln door left open before the firing stalls", "Meaning"),
+    ("how few degrees must the kiln lose with its door left open before the firing stalls", "Meaning"),
+    ("how bad is it when the kiln door was left open and the firing stalls", "Meaning"),
     ("the kiln door was left open and the firing stalls", "Meaning"),
     ("how do I get a firing going again after the kiln door was left open and it stalls", "Mitigation"),
-], ids=["asks-mean", "asks-how-long", "describes-only", "asks-how"])
+], ids=["asks-mean", "asks-how-long", "asks-how-few", "asks-how-bad", "describes-only", "asks-how"])
 def test_meaning_hands_to_mitigation_only_when_asked_what_to_do(tmp_path: Path, query: str, heading: str) -> None:
-    """Meaning keeps a question that asks what it means, asks a quantity ("how long"), or only
-    describes; "how do I ..." asks for the Mitigation."""
+    """Meaning keeps a question that asks what it means, asks a quantity or a degree ("how long",
+    "how few", "how bad": how and a word of measure), or only describes; "how do I ..." asks for
+    the Mitigation."""
     files, _, _ = CASES["asks-what-to-do-gets-mitigation"]
     db = build_case(tmp_path, files)
     assert [h.heading for h in mdfts.search(db, query, limit=1)] == [heading]
