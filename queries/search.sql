@@ -503,8 +503,8 @@ cand(id, document_id, bm_n, fw, nw, nhead, nstop, named) as materialized (
 ),
 -- One lookup per candidate and key term (FTS5 seeks the row): where the term's stem occurs,
 -- as bits (NULL: nowhere): 1 anywhere (the row matches), 2 the file name, 4 the document (path,
--- file name, title), 8 the heading, 16 the trail (the heading and its parents'). highlight() marks the term's matches in a short column of that
--- one row, so the cost does not grow with the index. (Neither bm25() - it counts every row
+-- file name, title), 8 the heading, 16 the trail (the heading and its parents'). highlight()
+-- marks the term's matches in a short column of that one row, so the cost does not grow with the index. (Neither bm25() - it counts every row
 -- that holds the term - nor a column filter - on a row that holds the term elsewhere FTS5
 -- reads on through the rest of the term's rows - would.)
 -- ev: the term's exact-token evidence in the candidate (NULL when it holds no such token);
@@ -535,13 +535,13 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, t
                 else 1 + 4 * (f.dp > 0) end
       + 8 * (f.hd > 0) + 16 * (f.tr > 0)
     from (select i, substr(h, i + 1, instr(substr(h, i + 1), char(2)) - 1) as sp, dp, hd, tr
+          from (select h, instr(h, char(1)) as i, dp, hd, tr
           from (select highlight(sections_fts, 1, char(1), char(2)) as h,
-                       instr(highlight(sections_fts, 1, char(1), char(2)), char(1)) as i,
                        instr(highlight(sections_fts, 5, char(1), '') || highlight(sections_fts, 2, char(1), ''),
                              char(1)) as dp,
                        instr(highlight(sections_fts, 3, char(1), ''), char(1)) as hd,
                        instr(highlight(sections_fts, 4, char(1), ''), char(1)) as tr
-                from sections_fts where sections_fts match key.hexpr and rowid = cand.id)) as f) as b, key.fexpr,
+                from sections_fts where sections_fts match key.hexpr and rowid = cand.id))) as f) as b, key.fexpr,
     case when key.tok then
       (select max(key.idf * (1 + (tk.token = key.t)) * (1 + 0.5 * (tk.source in ('heading', 'definition')))) / 3.0
        from tokens as tk where tk.norm = key.n and tk.section_id = cand.id) end as ev,
@@ -766,7 +766,7 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, d
   limit -1 offset 0) as x  -- (not flattened: the aggregates would be computed once per use)
 ),
 signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms, held,
-       describes, kpos, anc) as materialized (
+       describes, kpos, trail) as materialized (
   select f.id, case when f.named and f.cover >= 0.9999 then 1.0 else f.bm end, f.cover, f.exact, f.hprec, min(f.file, 1.0),
     -- (phrase: a substring test over the section's first 20,000 characters, case folded; a
     -- phrase lookup in FTS5 would walk the doclists of the query's stop words)
@@ -795,7 +795,9 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
                  else 0 end
      from (select id, level, next_id, length(trim(substr(b, instr(b || char(10), char(10))), ' =-' || char(9) || char(10))) as n
            from (select id, level, next_id, trim(body) as b from sections where id = f.id)) as s),
-    f.ident, f.nexact, f.nident, f.terms, coalesce(f.held, ''), f.describes, f.kpos, f.anc
+    f.ident, f.nexact, f.nident, f.terms, coalesce(f.held, ''), f.describes, f.kpos,
+    -- (trail: only for a heading the query names in full, see the signals)
+    case when f.hprec >= 0.9999 then f.anc else 0 end
   from feature as f
 ),
 -- (A section's children follow it at once: it has some when the next section's parent is it.)
@@ -862,10 +864,10 @@ asks(act, chk, rq) as materialized (
 -- does not: it asks for the lead-in's own list); first: the section is its parent's first
 -- child (looked up only when the query asks what to do: only a lead-in's hand-off reads it).
 base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms,
-     document_id, parent_id, sym, ans, lead, first, held, kpos, halt, anc) as materialized (
+     document_id, parent_id, sym, ans, lead, first, held, kpos, halt, trail) as materialized (
   select g.id, w.bm * g.bm + w.cover * g.cover + w.exact * g.exact
                + w.hprec * g.hprec + w.file * g.file + w.phrase * g.phrase + w.role * g.role
-               + w.empty * g.empty + w.ident * g.ident + w.trail * (g.hprec >= 0.9999) * g.anc,
+               + w.empty * g.empty + w.ident * g.ident + w.trail * g.trail,
     g.bm, g.cover, g.exact, g.hprec, g.file, g.phrase, g.role, g.empty, g.ident, g.nexact, g.nident, g.terms,
     s.document_id, s.parent_id,
     (lower(trim(s.heading)) in (select cue from mdfts_roles where cue like 'symptom%')
@@ -888,15 +890,15 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
     case when a.act then coalesce((select p.next_id from sections as p where p.id = s.parent_id) = s.id, 0) else 0 end,
     g.held, g.kpos,
     -- (halt: the path's file extension, see `close`)
-    ' OR ("' || replace(replace(s.path, rtrim(s.path, replace(s.path, '.', '')), ''), '"', '""') || '"', (g.hprec >= 0.9999) * g.anc
+    ' OR ("' || replace(replace(s.path, rtrim(s.path, replace(s.path, '.', '')), ''), '"', '""') || '"', g.trail
   from signal as g join sections as s on s.id = g.id, weight as w,
     asks as a
 ),
 -- near (see the signals), for the eight best candidates by the score so far (near reorders the
 -- top of the list; it does not bring rows in from below; with the five best only, a section
 -- that holds the query's words together fell out of reach whenever a few sections elsewhere
--- took a little file or page credit, 1.2 % of p50 for the three more): one FTS5 lookup (a rowid seek, with
--- highlight() of the text column, to see where the heading line ends) per pair whose two words
+-- took a little file or page credit, 1.2 % of p50 for the three more): one FTS5 lookup (a
+-- rowid seek, with highlight() of the text column, to see where the heading line ends) per pair whose two words
 -- the section holds, two when a synonym is tried too. (Looked up for every candidate, near
 -- cost a third more CPU at p95 on the bench queries.) A NEAR that fails on the row asked for
 -- does not stop there: FTS5 reads on to the next row where it holds, however far (3 ms a
@@ -963,7 +965,7 @@ ranked(id, score, bm, cover, exact, hprec, file, phrase, role, empty, ident, ans
        terms, kpos, trail) as (
   select b.id, round(b.score1 + w.answer * b.answer + w.page * b.page, 6),
     b.bm, b.cover, b.exact, b.hprec, b.file, b.phrase, b.role, b.empty, b.ident, b.answer, b.near, b.page,
-    b.nexact, b.nident, b.terms, b.kpos, b.anc
+    b.nexact, b.nident, b.terms, b.kpos, b.trail
   from (select b.*, case when b.ans then max(0, coalesce(max(case when b.sym then b.score1 end) over (
                                   partition by b.document_id order by b.peer
                                   range between current row and current row),
