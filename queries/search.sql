@@ -810,8 +810,11 @@ weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, 
 -- "do" that closes the query or opens its condition ("what should I do?", "what should I do
 -- when ...", "what to do if ...") or a fix cue (fix, resolve, mitigate,
 -- ...), unless it asks how to check; chk: a check cue (check, verify, investigate, debug,
--- diagnose) is the query's verb - within three words after "how" ("how do I check", "how would I
--- verify"), or anywhere when there is no "how" - and no fix cue is (in "how do I get it accepted
+-- diagnose; or tell, find out, work out, figure out, track down before an indirect question -
+-- which, if, whether, why ...: "how can I tell whether", "how do I find out which" ask what is
+-- the case, "work out a swap" does not) is the query's verb - within three words after "how"
+-- ("how do I check", "how would I verify"), or anywhere when there is no "how" - and no fix
+-- cue is (in "how do I get it accepted
 -- and check it first" the question is what to do); worked out once, in a step of its own: inside
 -- key, named in many places, each copy of it cost compile time; as a subquery in base's join,
 -- SQLite copied it into each place base reads it (2-3 % of p50 at 10k sections); rq: the query
@@ -833,7 +836,15 @@ asks(act, chk, rq) as materialized (
             where cue in (select n from term) and cue <> 'why'
               and cue not in (select cue from mdfts_roles where word in ('mitigation', 'diagnosis'))) as rq
      from (select exists (select 1 from raw as d
-                          where lower(rtrim(d.v, '?.,;:!')) in (select cue from mdfts_roles where word = 'diagnosis')
+                          where (lower(rtrim(d.v, '?.,;:!')) in (select cue from mdfts_roles where word = 'diagnosis')
+                                 or (lower(d.v) = 'tell'
+                                     and (select lower(rtrim(o.v, '?.,;:!')) from raw as o where o.pos = d.pos + 1)
+                                         in ('which', 'what', 'why', 'who', 'whose', 'where', 'when', 'whether', 'if', 'how'))
+                                 or (lower(d.v) in ('find', 'work', 'figure', 'track')
+                                     and (select lower(o.v) from raw as o where o.pos = d.pos + 1)
+                                         = case lower(d.v) when 'track' then 'down' else 'out' end
+                                     and (select lower(rtrim(o.v, '?.,;:!')) from raw as o where o.pos = d.pos + 2)
+                                         in ('which', 'what', 'why', 'who', 'whose', 'where', 'when', 'whether', 'if', 'how')))
                             and (not exists (select 1 from raw where lower(v) = 'how')
                                  or exists (select 1 from raw as h where lower(h.v) = 'how' and d.pos between h.pos + 1 and h.pos + 3)))
                   and not exists (select 1 from raw
