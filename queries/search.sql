@@ -807,7 +807,8 @@ weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, 
 ),
 -- act: the query asks what to do: "how" (not "how many", "how long", "how few", "how bad",
 -- "how does", "how is": a quantity, a degree - how and a word of measure - or a working), a
--- "do" that closes the query or opens its condition ("what should I do?", "what should I do
+-- "do" that closes the query, or does but for an adverb of time or manner ("what should I do
+-- instead?", "what do I do first"), or opens its condition ("what should I do?", "what should I do
 -- when ...", "what to do if ...") or a fix cue (fix, resolve, mitigate,
 -- ...), unless it asks how to check; chk: a check cue (check, verify, investigate, debug,
 -- diagnose; or tell, find out, work out, figure out, track down before an indirect question -
@@ -829,7 +830,7 @@ asks(act, chk, rq) as materialized (
               'few', 'fast', 'slow', 'quick', 'quickly', 'high', 'low', 'small', 'full', 'close', 'bad', 'serious', 'severe',
               'urgent', 'important', 'safe', 'likely', 'frequently', 'recent', 'recently', 'early', 'late'))
         or (lower(rtrim(a.v, '?.,;:!')) = 'do'
-            and (b.pos is null or lower(rtrim(b.v, '?.,;:!')) in ('when', 'if', 'after', 'about', 'now', 'next')))
+            and (b.pos is null or lower(rtrim(b.v, '?.,;:!')) in ('when', 'if', 'after', 'about', 'now', 'next', 'first', 'then', 'instead')))
         or lower(rtrim(a.v, '?.,;:!')) in (select cue from mdfts_roles where word = 'mitigation')) > 0
       and not chk as act, chk,
     exists (select 1 from mdfts_roles
