@@ -259,7 +259,9 @@ drop table temp.phrasal_forms;
 -- What a question asks for, by the section's role: a query holding a cue word ("how do I fix
 -- X") prefers a section whose heading holds one of its role words (Mitigation, Solution). The
 -- fix cues are the verbs a question asks what to do with: fix, resolve, solve, mitigate, and
--- deal ("how do I deal with it"), repair, remedy, remediate.
+-- deal ("how do I deal with it"), repair, remedy, remediate. The impact cues ask what a problem
+-- does: happens, affects, consequences, worry, and break ("what could break?"; not "broken",
+-- which describes the problem: "is something broken?" asks what it means).
 create table mdfts_roles (
   cue  text not null,   -- a query word, lower-case
   word text not null,   -- a heading word that answers it (matched by stem)
@@ -279,7 +281,7 @@ insert into mdfts_roles (cue, word) values
   ('why', 'cause'), ('why', 'causes'), ('why', 'reason'), ('why', 'investigation'),
   ('impact', 'impact'), ('happens', 'impact'), ('happen', 'impact'), ('affect', 'impact'),
   ('affects', 'impact'), ('affected', 'impact'), ('consequence', 'impact'), ('consequences', 'impact'),
-  ('worry', 'impact'),
+  ('worry', 'impact'), ('break', 'impact'), ('breaks', 'impact'),
   ('check', 'diagnosis'), ('check', 'investigation'), ('verify', 'diagnosis'), ('verify', 'investigation'),
   ('investigate', 'diagnosis'), ('investigate', 'investigation'), ('debug', 'diagnosis'),
   ('debug', 'investigation'), ('diagnose', 'diagnosis'), ('diagnose', 'investigation'),

@@ -837,13 +837,16 @@ def test_a_role_asked_for_is_the_one_that_takes_the_score(tmp_path: Path) -> Non
     "what are the consequences of leaving the kiln door open during a firing?",
     "kiln door left open during a firing, should I worry?",
     "is the ware affected when the kiln door is left open during a firing?",
+    "is it safe to leave the kiln door open during a firing, what could break?",
 ])
 def test_asking_what_it_affects_gets_the_impact(tmp_path: Path, query: str) -> None:
-    """Consequences, worry and affect ask for the Impact (`role`), as "what happens" does."""
+    """Consequences, worry, affect and what could break ask for the Impact (`role`), as "what
+    happens" does, and it comes first."""
     files, _, _ = CASES["asks-what-to-do-gets-mitigation"]
     db = build_case(tmp_path, files)
     role = signal_by_heading(db, query, "role")
     assert role["Impact"] == 1.0 and role["Meaning"] == 0.0
+    assert [h.heading for h in mdfts.search(db, query, limit=1)] == ["Impact"]
 
 
 def test_a_tool_page_wins_by_name_only_when_the_query_says_to_use_it(tmp_path: Path) -> None:
