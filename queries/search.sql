@@ -837,15 +837,14 @@ asks(act, chk, rq) as materialized (
             where cue in (select n from term) and cue <> 'why'
               and cue not in (select cue from mdfts_roles where word in ('mitigation', 'diagnosis'))) as rq
      from (select exists (select 1 from raw as d
+                          left join raw as o1 on o1.pos = d.pos + 1 left join raw as o2 on o2.pos = d.pos + 2
                           where (lower(rtrim(d.v, '?.,;:!')) in (select cue from mdfts_roles where word = 'diagnosis')
-                                 or (lower(d.v) = 'tell'
-                                     and (select lower(rtrim(o.v, '?.,;:!')) from raw as o where o.pos = d.pos + 1)
-                                         in ('which', 'what', 'why', 'who', 'whose', 'where', 'when', 'whether', 'if', 'how'))
-                                 or (lower(d.v) in ('find', 'work', 'figure', 'track')
-                                     and (select lower(o.v) from raw as o where o.pos = d.pos + 1)
-                                         = case lower(d.v) when 'track' then 'down' else 'out' end
-                                     and (select lower(rtrim(o.v, '?.,;:!')) from raw as o where o.pos = d.pos + 2)
-                                         in ('which', 'what', 'why', 'who', 'whose', 'where', 'when', 'whether', 'if', 'how')))
+                                 -- (the word that opens the indirect question: after tell, or
+                                 -- after the particle of find out, work out, figure out, track down)
+                                 or case when lower(d.v) = 'tell' then lower(rtrim(o1.v, '?.,;:!'))
+                                         when lower(d.v) || ' ' || lower(o1.v) in ('find out', 'work out', 'figure out', 'track down')
+                                         then lower(rtrim(o2.v, '?.,;:!')) end
+                                    in ('which', 'what', 'why', 'who', 'whose', 'where', 'when', 'whether', 'if', 'how'))
                             and (not exists (select 1 from raw where lower(v) = 'how')
                                  or exists (select 1 from raw as h where lower(h.v) = 'how' and d.pos between h.pos + 1 and h.pos + 3)))
                   and not exists (select 1 from raw
