@@ -703,24 +703,19 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, d
                           in (select word from mdfts_stopwords union all select '') then null
                      when w.inside or instr(w.v, char(1)) > 0 or instr(w.v, char(2)) > 0 then 1.0 else 0.0 end
               else (
-                -- (its parts, and those outside marked spans: the word with up to two spans cut
-                -- out, one it starts in included; named: all parts less those)
-                select (np - nu) * 1.0 / nullif(np, 0)
-                from (select (select count(*) from json_each('[' || replace(replace(replace(replace(json_quote(lower(replace(replace(w.v, char(1), ''), char(2), ''))),
-                          '-', '","'), '_', '","'), '.', '","'), '/', '","') || ']') as p
-                        where p.value <> '' and p.value not in (select word from mdfts_stopwords)
-                          and not exists (select 1 from term_df as d where d.term = p.value and d.wide)) as np,
-                             (select count(*) from json_each('[' || replace(replace(replace(replace(json_quote(lower(rv)),
-                          '-', '","'), '_', '","'), '.', '","'), '/', '","') || ']') as p
-                        where p.value <> '' and p.value not in (select word from mdfts_stopwords)
-                          and not exists (select 1 from term_df as d where d.term = p.value and d.wide)) as nu
-                      from (select case when instr(v, char(1)) = 0 then v
-                                        else substr(v, 1, instr(v, char(1)) - 1)
-                                             || case when instr(v, char(2)) = 0 then '' else substr(v, instr(v, char(2)) + 1) end end as rv
-                            from (select case when instr(v, char(1)) = 0 then v
-                                              else substr(v, 1, instr(v, char(1)) - 1)
-                                                   || case when instr(v, char(2)) = 0 then '' else substr(v, instr(v, char(2)) + 1) end end as v
-                                  from (select case when w.inside then char(1) else '' end || w.v as v))))) end
+                -- (its parts, stop words and wide words aside, and the share of them the query
+                -- names: a part that holds a span's start, or lies in a span opened before it,
+                -- in an earlier part or word)
+                select sum(p.named) * 1.0 / nullif(count(*), 0)
+                from (select lower(replace(replace(j.value, char(1), ''), char(2), '')) as part,
+                        instr(j.value, char(1)) > 0
+                          or w.inside + coalesce(sum(length(j.value) - length(replace(j.value, char(1), ''))
+                                                     - length(j.value) + length(replace(j.value, char(2), ''))) over (
+                                                   order by cast(j.key as integer) rows between unbounded preceding and 1 preceding), 0) > 0 as named
+                      from json_each('[' || replace(replace(replace(replace(json_quote(w.v),
+                             '-', '","'), '_', '","'), '.', '","'), '/', '","') || ']') as j) as p
+                where p.part <> '' and p.part not in (select word from mdfts_stopwords)
+                  and not exists (select 1 from term_df as d where d.term = p.part and d.wide)) end
             from w where w.v <> '')
           select min(1.0, coalesce(sum(f), 0) / max(sum(not grp), 1)) from f where f is not null)
            from sections as s

@@ -1148,6 +1148,28 @@ def test_a_page_title_asked_for_by_its_name_alone_is_the_answer(tmp_path: Path) 
     assert mdfts.search(db, "KilnDoorLeftOpen mitigation", limit=3)[0].heading == "Mitigation"
 
 
+def test_hprec_counts_every_part_of_a_compound_heading_the_query_names(tmp_path: Path) -> None:
+    """A query that writes each part of a compound heading as its own word names all of it
+    (`hprec` 1), however many parts it has, as one that writes it whole does."""
+    files = {
+        "alerts/KilnShelfCrackedHot.md": ("# Kiln notes\n\n## KilnShelfCrackedHot\n\nA shelf cracked while the "
+                                          "kiln was hot; the firing stops.\n"),
+        "alerts/KilnShelfDusty.md": "# Shelf notes\n\n## KilnShelfDusty\n\nWipe the shelf before loading.\n",
+        **{f"notes/n{i}.md": f"# Note {i}\n\n## Clay\n\nCheck the clay for bench {i}.\n" for i in range(4)},
+    }
+    db = build_case(tmp_path, files)
+
+    def hprec(q: str) -> float:
+        (hit,) = [h for h in mdfts.search(db, q, limit=5, explain=True) if h.heading == "KilnShelfCrackedHot"]
+        assert hit.explain is not None
+        return float(hit.explain["signals"]["hprec"]["value"])
+
+    assert hprec("KilnShelfCrackedHot") == pytest.approx(1.0)
+    assert hprec("kiln shelf cracked hot") == pytest.approx(1.0)
+    # half the parts named is half the heading
+    assert hprec("cracked hot") == pytest.approx(0.5)
+
+
 def test_a_kebab_term_names_as_many_file_name_words_as_its_parts(tmp_path: Path) -> None:
     """`file` counts the file name's words a term names: "fan-relay" names two of FanRelayDown's
     three, as "fan relay" written apart does, not one; else FanDown.md (half named by "fan") out-
