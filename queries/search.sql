@@ -676,7 +676,8 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          nothing for its parent's words, or every step under "Remove an OSD" would pass the
 --          section that is the answer.
 -- terms: for --explain, each key term's match, in the query's order.
-feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, describes, kpos, named, allhead, anc) as materialized (
+feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, describes, kpos, named, allhead, allident,
+        anc) as materialized (
   select id, bm, cover, exact,
     case when nin = 0 then 0.0
          else coalesce((
@@ -720,15 +721,15 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, d
           select min(1.0, coalesce(sum(f), 0) / max(sum(not grp), 1)) from f where f is not null)
            from sections as s
            where s.id = x.id and (mh or s.heading glob '*[-_./]*' or s.heading_parts <> '')), hcount) end,
-    file, ident, nexact, nident, terms, held, describes, kpos, named, allhead, anc
+    file, ident, nexact, nident, terms, held, describes, kpos, named, allhead, allident, anc
   from (
   select th.id, max(th.bm_n) as bm, max(th.hx) as hx,
     -- (named, see cand, and the other way round: every key term, wide ones aside, is in the
     -- section's name too, its document's (path, file name, title) or its heading; see bm)
     max(th.named) and sum(not th.wide and not (th.in_doc or th.in_head)) = 0 as named,
     max(th.describes) as describes, max(th.kpos) as kpos,
-    -- (allhead: every key term is an identifier the heading holds, for empty)
-    sum(not (th.in_head and th.ident)) = 0 as allhead,
+    -- (allhead: the heading holds every key term; allident: each is an identifier; for empty)
+    sum(not th.in_head) = 0 as allhead, sum(not th.ident) = 0 as allident,
     -- (the shares are of the key terms some candidate holds: `held`, else of all of them)
     0.5 * sum(th.idf * case when th.any_ or th.in_doc then 1.0 when th.in_page then 0.5 else 0 end)
         / coalesce(nullif(sum(th.idf * th.held), 0), max(th.total))
@@ -780,16 +781,23 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
                   and rowid = f.id), 0)
     else 0 end,
     -- (n: the section's own text, its heading line aside; the children lookup last)
-    -- (a page title that the query names by identifiers alone, and whole - every key term an
-    -- identifier the heading holds, and hprec 1: "KubeletPlegDurationHigh" - is asked for by
-    -- its name: it is the answer; plain words, "clay storage", ask what its children say)
-    (select case when (s.level = 1 and n <= 120 and not (f.allhead and f.hprec >= 0.9999))
+    -- (a page title that the query names alone, and whole - every key term in the heading, and
+    -- hprec 1 - is asked for by its name: it is the answer, when the query writes identifiers
+    -- only, "KubeletPlegDurationHigh", or the title is one compound word, a name the query
+    -- spells out: "kubelet pleg duration high"; plain words, "clay storage" for "Clay storage",
+    -- ask what its children say)
+    (select case when (s.level = 1 and n <= 120
+                       and not (f.allhead and f.hprec >= 0.9999
+                                and (f.allident or (instr(s.heading, ' ') = 0
+                                                    and (s.heading_parts <> '' or s.heading glob '*[-_]*')))))
                       or (s.level > 1 and n <= 250 and f.hprec < 1)
                  then coalesce((select c.parent_id from sections as c where c.id = s.next_id) = s.id, 0)
                       * case when s.level = 1 then 1.0 else 0.15 end
                  else 0 end
-     from (select id, level, next_id, length(trim(substr(b, instr(b || char(10), char(10))), ' =-' || char(9) || char(10))) as n
-           from (select id, level, next_id, trim(body) as b from sections where id = f.id)) as s),
+     from (select id, level, next_id, heading, heading_parts,
+                  length(trim(substr(b, instr(b || char(10), char(10))), ' =-' || char(9) || char(10))) as n
+           from (select id, level, next_id, heading, heading_parts, trim(body) as b
+                 from sections where id = f.id)) as s),
     f.ident, f.nexact, f.nident, f.terms, coalesce(f.held, ''), f.describes, f.kpos,
     -- (trail: only for a heading the query names in full, see the signals)
     case when f.hprec >= 0.9999 then f.anc else 0 end

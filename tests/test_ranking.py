@@ -1144,8 +1144,12 @@ def test_a_page_title_asked_for_by_its_name_alone_is_the_answer(tmp_path: Path) 
     db = build_case(tmp_path, files)
     top = mdfts.search(db, "KilnDoorLeftOpen", limit=3)[0]
     assert (top.path, top.heading) == ("alerts/KilnDoorLeftOpen.md", "KilnDoorLeftOpen")
+    # the compound title spelled out word by word is the same name
+    top = mdfts.search(db, "kiln door left open", limit=3)[0]
+    assert (top.path, top.heading) == ("alerts/KilnDoorLeftOpen.md", "KilnDoorLeftOpen")
     # a query that asks for more than the title still gets the child
     assert mdfts.search(db, "KilnDoorLeftOpen mitigation", limit=3)[0].heading == "Mitigation"
+    assert mdfts.search(db, "kiln door left open mitigation", limit=3)[0].heading == "Mitigation"
 
 
 def test_hprec_counts_every_part_of_a_compound_heading_the_query_names(tmp_path: Path) -> None:
