@@ -859,7 +859,7 @@ asks(act, chk, rq) as materialized (
 -- 'why') or, when the query asks what to do (`act`, see asks: "how do I", "what should I do"),
 -- one that says what the problem is (a runbook's Meaning, Description or Impact: cues 'mean'
 -- and 'impact'), unless the query asks for such a section (why, mean, impact, what happens:
--- then it asks for that section, see `role`), names its heading in full, or quotes it whole
+-- then it asks for that section, see `role`; not a why a check verb opens), names its heading in full, or quotes it whole
 -- (`phrase`: a log line pasted from it); or, when the query asks for a role (`rq`, see asks:
 -- "what happens to the cluster once ...", "what does X mean"), any other section whose heading
 -- is a role word (its Diagnosis, Mitigation, Meaning ...); ans: a heading that is the role
@@ -890,6 +890,8 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
          and not exists (select 1 from mdfts_roles as r
                          where r.cue in (select n from term)
                            and r.cue not in (select cue from mdfts_roles where word = 'diagnosis')
+                           -- (a why the check opens, "how do I check why ...", is what it checks)
+                           and not (a.chk and r.cue = 'why')
                            and r.word in (select word from mdfts_roles where cue in ('why', 'mean', 'means', 'impact')))
          and case when a.chk then lower(trim(s.heading)) not in (select word from mdfts_roles where cue = 'check')
                   else lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'why') or a.act end))
