@@ -261,7 +261,8 @@ drop table temp.phrasal_forms;
 -- fix cues are the verbs a question asks what to do with: fix, resolve, solve, mitigate, and
 -- deal ("how do I deal with it"), repair, remedy, remediate. The impact cues ask what a problem
 -- does: happens, affects, consequences, worry, and break ("what could break?"; not "broken",
--- which describes the problem: "is something broken?" asks what it means).
+-- which describes the problem: "is something broken?" asks what it means). A cue matches the
+-- query's word as written, so each is listed in the forms a question uses (worried, impacted).
 create table mdfts_roles (
   cue  text not null,   -- a query word, lower-case
   word text not null,   -- a heading word that answers it (matched by stem)
@@ -281,7 +282,9 @@ insert into mdfts_roles (cue, word) values
   ('why', 'cause'), ('why', 'causes'), ('why', 'reason'), ('why', 'investigation'),
   ('impact', 'impact'), ('happens', 'impact'), ('happen', 'impact'), ('affect', 'impact'),
   ('affects', 'impact'), ('affected', 'impact'), ('consequence', 'impact'), ('consequences', 'impact'),
-  ('worry', 'impact'), ('break', 'impact'), ('breaks', 'impact'),
+  ('worry', 'impact'), ('worried', 'impact'), ('worries', 'impact'), ('worrying', 'impact'),
+  ('impacts', 'impact'), ('impacted', 'impact'), ('affecting', 'impact'),
+  ('break', 'impact'), ('breaks', 'impact'),
   ('check', 'diagnosis'), ('check', 'investigation'), ('verify', 'diagnosis'), ('verify', 'investigation'),
   ('investigate', 'diagnosis'), ('investigate', 'investigation'), ('debug', 'diagnosis'),
   ('debug', 'investigation'), ('diagnose', 'diagnosis'), ('diagnose', 'investigation'),
