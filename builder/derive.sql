@@ -55,8 +55,13 @@ group by n.norm having count(distinct r.section_id) > 1 order by n.norm;
 -- shall): the docs seldom write the fillers, so each weighed as the query's rarest word and
 -- picked the one note that happens to say it. Not "whether": "check whether" is how docs word
 -- a check, and a section that says it is often the one asked for.
-create table mdfts_stopwords (word text primary key) without rowid;
-insert into mdfts_stopwords values
+create table mdfts_stopwords (
+  word text primary key,
+  page integer not null default 0   -- 1: some document's whole file name is the word (at.md,
+                                    -- which.md): a query that writes it after with, using or
+                                    -- via names that tool (see search.sql, term)
+) without rowid;
+insert into mdfts_stopwords (word) values
   ('a'), ('about'), ('above'), ('after'), ('again'), ('against'), ('ain'), ('all'), ('am'), ('an'),
   ('and'), ('any'), ('are'), ('aren'), ('aren''t'), ('as'), ('at'), ('be'), ('because'), ('been'),
   ('before'), ('being'), ('below'), ('between'), ('both'), ('but'), ('by'), ('can'), ('could'),
@@ -86,6 +91,7 @@ insert into mdfts_stopwords values
   ('who''re'), ('who''s'), ('why''s'),
   ('also'), ('actually'), ('really'), ('maybe'), ('perhaps'), ('anyway'), ('somehow'),
   ('may'), ('might'), ('must'), ('shall');
+update mdfts_stopwords set page = 1 where word in (select file_words from documents);
 
 -- Words that name the same thing in technical and ops writing; a search matches any word of a
 -- group for any other (porter already matches plurals and verb forms, so those need no row).

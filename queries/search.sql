@@ -75,7 +75,13 @@ term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt, asksym) as material
       coalesce((select strong from token_df where norm = n),
                exists (select 1 from tokens as tk where tk.norm = n and tk.kind not in ('name', 'code')))
         or (n glob '*?-?*-?*' and exists (select 1 from tokens as tk where tk.norm = n)) as strong,
-      n in (select word from mdfts_stopwords) as stop,
+      -- (a stop word written after with, using or via that is a page's whole file name, see
+      -- mdfts_stopwords.page, is the tool the query names: "... in 5 minutes with at" for
+      -- at.md, "using which")
+      n in (select word from mdfts_stopwords)
+        and not (n in (select word from mdfts_stopwords where page = 1)
+                 and exists (select 1 from raw as r
+                             where r.pos = x.pos - 1 and lower(r.v) in ('with', 'using', 'via'))) as stop,
       n in (select cue from mdfts_roles where cue like 'symptom%') as sym
     from (
       select *,
@@ -93,7 +99,7 @@ term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt, asksym) as material
       select min(pos) as pos, max(t) as t, lower(t) as n
       from (select pos, case when t glob '*[A-Za-z]''[sS]' then substr(t, 1, length(t) - 2) else t end as t
             from (select pos, rtrim(ltrim(v, '"''`([{<'), '"''`)]}>.,:;!?') as t from raw))
-      where t <> '' group by lower(t)))
+      where t <> '' group by lower(t))) as x
     -- (an OFFSET keeps SQLite from flattening this into the select above, which would copy
     -- the token lookups into each place that names `strong`)
     limit -1 offset 0)
@@ -637,8 +643,9 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          word of the file name the query writes is named too ("tool about ..." names all of
 --          tool-about.md), though it adds nothing to the query's share (a file named only by
 --          stop words earns nothing); the share is at most 1 (two forms of a word, "files ...
---          file", name file.md once); a term written after "with", "using" or "via" that spells
---          the whole file name ("tidy up a JSON blob using jq" for jq.md) names the tool the
+--          file", name file.md once); a term written after "with", "using" or "via" (a stop
+--          word too, see term: "with at") that spells the whole file name ("tidy up a JSON
+--          blob using jq" for jq.md) names the tool the
 --          query says to use, so that page gets the query's whole share: the task's verb may
 --          name another page (tidy.md), the tool word is what picks the page;
 --   phrase the whole text, two words or more, occurs as a phrase (an error message, a quoted

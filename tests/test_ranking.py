@@ -1179,6 +1179,22 @@ def test_hprec_counts_every_part_of_a_compound_heading_the_query_names(tmp_path:
     assert hprec("cracked hot") == pytest.approx(0.5)
 
 
+def test_a_tool_named_by_a_stop_word_is_named_after_with(tmp_path: Path) -> None:
+    """A stop word is no key term, unless it follows with, using or via and is a page's whole
+    file name: "... with more" names more.md, as "... using lesspipe" would name lesspipe.md."""
+    files = {
+        "pages/more.md": ("# more\n\n> Show a text file one screen at a time.\n\n- Open a file:\n\n"
+                          "`more path/to/file`\n"),
+        "pages/pager.md": ("# pager\n\n> Page through a long firing log, one screen after another.\n\n"
+                           "- Page through a firing log:\n\n`pager path/to/firing.log`\n"),
+        **{f"pages/tool{i}.md": f"# tool{i}\n\n> Glaze tool number {i}.\n" for i in range(4)},
+    }
+    db = build_case(tmp_path, files)
+    assert [h.path for h in mdfts.search(db, "page through a long firing log with more", limit=1)] == ["pages/more.md"]
+    # without "with" the stop word names nothing: the page that holds the task's words wins
+    assert [h.path for h in mdfts.search(db, "page through a long firing log and more", limit=1)] == ["pages/pager.md"]
+
+
 def test_a_kebab_term_names_as_many_file_name_words_as_its_parts(tmp_path: Path) -> None:
     """`file` counts the file name's words a term names: "fan-relay" names two of FanRelayDown's
     three, as "fan relay" written apart does, not one; else FanDown.md (half named by "fan") out-

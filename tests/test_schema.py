@@ -36,7 +36,7 @@ TABLES = {
     ],
     "term_df": ["term", "df", "idf", "wide"],
     "token_df": ["norm", "df", "idf", "strong"],
-    "mdfts_stopwords": ["word"],
+    "mdfts_stopwords": ["word", "page"],
     "mdfts_synonyms": ["grp", "word"],
     "mdfts_roles": ["cue", "word"],
     "mdfts_phrasal": ["verb", "particle", "word"],
