@@ -644,10 +644,12 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          tool-about.md), though it adds nothing to the query's share (a file named only by
 --          stop words earns nothing); the share is at most 1 (two forms of a word, "files ...
 --          file", name file.md once); a term written after "with", "using" or "via" (a stop
---          word too, see term: "with at") that spells the whole file name ("tidy up a JSON
---          blob using jq" for jq.md) names the tool the
---          query says to use, so that page gets the query's whole share: the task's verb may
---          name another page (tidy.md), the tool word is what picks the page;
+--          word too, see term: "with at") that is a word of the file name, when the query
+--          names every word of it ("tidy up a JSON blob using jq" for jq.md), names the tool
+--          the query says to use, so that page gets the whole credit: the task's verb may
+--          name another page (tidy.md), the tool word is what picks the page; of several such
+--          pages, the one of the longest name ("with terraform plan": terraform-plan.md, not
+--          terraform.md, see signal);
 --   phrase the whole text, two words or more, occurs as a phrase (an error message, a quoted
 --          log line);
 --   role   the query asks for a kind of section ("how do I fix" → Mitigation, Solution) and
@@ -683,8 +685,8 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          nothing for its parent's words, or every step under "Remove an OSD" would pass the
 --          section that is the answer.
 -- terms: for --explain, each key term's match, in the query's order.
-feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, describes, kpos, named, allhead, allident,
-        anc) as materialized (
+feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, terms, held, describes, kpos, named,
+        allhead, allident, anc) as materialized (
   select id, bm, cover, exact,
     case when nin = 0 then 0.0
          else coalesce((
@@ -728,7 +730,7 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, d
           select min(1.0, coalesce(sum(f), 0) / max(sum(not grp), 1)) from f where f is not null)
            from sections as s
            where s.id = x.id and (mh or s.heading glob '*[-_./]*' or s.heading_parts <> '')), hcount) end,
-    file, ident, nexact, nident, terms, held, describes, kpos, named, allhead, allident, anc
+    file, fwith, fnw, ident, nexact, nident, terms, held, describes, kpos, named, allhead, allident, anc
   from (
   select th.id, max(th.bm_n) as bm, max(th.hx) as hx,
     -- (named, see cand, and the other way round: every key term, wide ones aside, is in the
@@ -751,8 +753,13 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, d
     max(th.multi and th.in_head) as mh,
     min(1.0, (sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) + max(th.nstop)) * 1.0 / max(th.nw))
       * min(1.0, (sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) + max(th.nstop)) * 1.0 / max(th.nw))
-      * sqrt(case when max(th.whole and th.pos in (select pos from term where prv in ('with', 'using', 'via')))
-                  then 1.0 else sum(th.idf * th.in_file) / max(th.total) end) as file,
+      * sqrt(sum(th.idf * th.in_file) / max(th.total)) as file,
+    -- (fwith: the query names every word of the file name, one of them right after with, using
+    -- or via; fnw: then its number of words, see signal)
+    max(th.in_file and th.pos in (select pos from term where prv in ('with', 'using', 'via')))
+      and sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) + max(th.nstop) >= max(th.nw)
+      as fwith,
+    max(th.nw) as fnw,
     sum(case when not th.ident then 0 when th.tok or th.in_doc or th.in_page then 1.0 else 0 end)
       / max(sum(th.ident), 1) as ident,
     sum(th.ident and (th.tok or th.in_doc)) as nexact, sum(th.ident) as nident,
@@ -770,7 +777,11 @@ feature(id, bm, cover, exact, hprec, file, ident, nexact, nident, terms, held, d
 ),
 signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms, held,
        describes, kpos, trail) as materialized (
-  select f.id, case when f.named and f.cover >= 0.9999 then 1.0 else f.bm end, f.cover, f.exact, f.hprec, min(f.file, 1.0),
+  select f.id, case when f.named and f.cover >= 0.9999 then 1.0 else f.bm end, f.cover, f.exact, f.hprec,
+    -- (a tool the query says to use: the page whose whole name the words after with, using or
+    -- via spell, the longest such, "with terraform plan" for terraform-plan.md, not terraform.md)
+    case when f.fwith and f.fnw >= max(case when f.fwith then f.fnw end) over () then 1.0
+         else min(f.file, 1.0) end,
     -- (phrase: a substring test over the section's first 20,000 characters, case folded; a
     -- phrase lookup in FTS5 would walk the doclists of the query's stop words)
     case when (select count(*) from raw) >= 2 then

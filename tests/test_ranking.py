@@ -1179,6 +1179,24 @@ def test_hprec_counts_every_part_of_a_compound_heading_the_query_names(tmp_path:
     assert hprec("cracked hot") == pytest.approx(0.5)
 
 
+def test_the_longest_tool_name_after_with_names_the_page(tmp_path: Path) -> None:
+    """"with kiln vent" names kiln-vent.md, the subcommand's page, not kiln.md, which "kiln"
+    alone spells: the words after with, using or via name one tool, the longest page name they
+    spell in full."""
+    files = {
+        "pages/kiln.md": ("# kiln\n\n> Drive the kiln controller: fire, cool and vent the kiln chamber.\n\n"
+                          "- Show the chamber temperature:\n\n`kiln temp`\n"),
+        "pages/kiln-vent.md": ("# kiln vent\n\n> Open the vent flaps during a firing.\n\n"
+                               "- Open the flaps halfway:\n\n`kiln vent --open 50`\n"),
+        **{f"pages/tool{i}.md": f"# tool{i}\n\n> Wedge clay on bench {i}.\n\n`tool{i} wedge`\n" for i in range(4)},
+    }
+    db = build_case(tmp_path, files)
+    q = "let the fumes out of the chamber halfway through, with kiln vent"
+    assert [h.path for h in mdfts.search(db, q, limit=2)] == ["pages/kiln-vent.md", "pages/kiln.md"]
+    # the one-word name still wins when that is all the query spells
+    assert mdfts.search(db, "show how hot the chamber is, with kiln", limit=1)[0].path == "pages/kiln.md"
+
+
 def test_a_tool_named_by_a_stop_word_is_named_after_with(tmp_path: Path) -> None:
     """A stop word is no key term, unless it follows with, using or via and is a page's whole
     file name: "... with more" names more.md, as "... using lesspipe" would name lesspipe.md."""
