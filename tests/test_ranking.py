@@ -30,6 +30,9 @@ INVESTIGATION_PAGE = {
 }
 
 # name → (files, query, expected first hit as (path, heading); heading None: any section of it)
+# Four one-line tool pages, so that the words of the pages a case is about are rare ones.
+FILLER_TOOLS = {f"pages/tool{i}.md": f"# tool{i}\n\n> Wedge clay on bench {i}.\n\n`tool{i} wedge`\n" for i in range(4)}
+
 CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
     # CamelCase siblings sharing a prefix: the name's parts name its own page, not a sibling.
     "camelcase-siblings": (
@@ -624,7 +627,7 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
                                "- Glaze up the mugs on a shelf:\n\n`glaze up --shelf {{2}}`\n"),
             "pages/dip.md": ("# dip\n\n> Dip ware in a bucket of slip or glaze.\n\n"
                              "- Dip a batch of bowls in the green bucket:\n\n`dip --bucket green {{bowls}}`\n"),
-            **{f"pages/tool{i}.md": f"# tool{i}\n\n> Wedge clay on bench {i}.\n\n`tool{i} wedge`\n" for i in range(4)},
+            **FILLER_TOOLS,
         },
         "glaze up and colour a batch of mugs using dip",
         ("pages/dip.md", "dip"),
@@ -1188,7 +1191,7 @@ def test_the_longest_tool_name_after_with_names_the_page(tmp_path: Path) -> None
                           "- Show the chamber temperature:\n\n`kiln temp`\n"),
         "pages/kiln-vent.md": ("# kiln vent\n\n> Open the vent flaps during a firing.\n\n"
                                "- Open the flaps halfway:\n\n`kiln vent --open 50`\n"),
-        **{f"pages/tool{i}.md": f"# tool{i}\n\n> Wedge clay on bench {i}.\n\n`tool{i} wedge`\n" for i in range(4)},
+        **FILLER_TOOLS,
     }
     db = build_case(tmp_path, files)
     q = "let the fumes out of the chamber halfway through, with kiln vent"
@@ -1205,7 +1208,7 @@ def test_a_tool_named_by_a_stop_word_is_named_after_with(tmp_path: Path) -> None
                           "`more path/to/file`\n"),
         "pages/pager.md": ("# pager\n\n> Page through a long firing log, one screen after another.\n\n"
                            "- Page through a firing log:\n\n`pager path/to/firing.log`\n"),
-        **{f"pages/tool{i}.md": f"# tool{i}\n\n> Glaze tool number {i}.\n" for i in range(4)},
+        **FILLER_TOOLS,
     }
     db = build_case(tmp_path, files)
     assert [h.path for h in mdfts.search(db, "page through a long firing log with more", limit=1)] == ["pages/more.md"]
