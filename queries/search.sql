@@ -729,7 +729,11 @@ feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, te
             from w where w.v <> '')
           select min(1.0, coalesce(sum(f), 0) / max(sum(not grp), 1)) from f where f is not null)
            from sections as s
-           where s.id = x.id and (mh or s.heading glob '*[-_./]*' or s.heading_parts <> '')), hcount) end,
+           where s.id = x.id and (mh or s.heading glob '*[-_./]*' or s.heading_parts <> ''
+                                  -- (a phrasal verb's two words both find its single verb: one
+                                  -- heading word, "Purge" for "clean up", counted once)
+                                  or exists (select 1 from term as a join term as b on b.pos = a.pos + 1
+                                             join mdfts_phrasal as p on p.verb = a.n and p.particle = b.n))), hcount) end,
     file, fwith, fnw, ident, nexact, nident, terms, held, describes, kpos, named, allhead, allident, anc
   from (
   select th.id, max(th.bm_n) as bm, max(th.hx) as hx,

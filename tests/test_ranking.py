@@ -1182,6 +1182,21 @@ def test_hprec_counts_every_part_of_a_compound_heading_the_query_names(tmp_path:
     assert hprec("cracked hot") == pytest.approx(0.5)
 
 
+def test_a_phrasal_verb_names_one_heading_word_not_two(tmp_path: Path) -> None:
+    """"clean up" finds "Purge" by both its words (mdfts_phrasal), but they name one word of
+    "Purge the ash pit": a third of the heading (`hprec`), not two thirds."""
+    files = {
+        "kiln/ash.md": "# Ash\n\n## Purge the ash pit\n\nShovel the ash out once the kiln is cold.\n",
+        "kiln/shelf.md": "# Shelves\n\n## Shelf wash\n\nBrush the shelves with wash before a firing.\n",
+        **FILLER_TOOLS,
+    }
+    db = build_case(tmp_path, files)
+    (hit,) = [h for h in mdfts.search(db, "how do I clean up the shelves", limit=5, explain=True)
+              if h.heading == "Purge the ash pit"]
+    assert hit.explain is not None
+    assert hit.explain["signals"]["hprec"]["value"] == pytest.approx(1 / 3, abs=1e-3)
+
+
 def test_the_longest_tool_name_after_with_names_the_page(tmp_path: Path) -> None:
     """"with kiln vent" names kiln-vent.md, the subcommand's page, not kiln.md, which "kiln"
     alone spells: the words after with, using or via name one tool, the longest page name they
