@@ -269,6 +269,8 @@ drop table temp.phrasal_forms;
 -- does: happens, affects, consequences, worry, and break ("what could break?"; not "broken",
 -- which describes the problem: "is something broken?" asks what it means). A cue matches the
 -- query's word as written, so each is listed in the forms a question uses (worried, impacted).
+-- A cue of two words matches two neighbouring query words: "what stops working when ...", "do
+-- my apps keep working?" ask what a problem does; "working" alone does not ("working from home").
 create table mdfts_roles (
   cue  text not null,   -- a query word, lower-case
   word text not null,   -- a heading word that answers it (matched by stem)
@@ -291,6 +293,8 @@ insert into mdfts_roles (cue, word) values
   ('worry', 'impact'), ('worried', 'impact'), ('worries', 'impact'), ('worrying', 'impact'),
   ('impacts', 'impact'), ('impacted', 'impact'), ('affecting', 'impact'),
   ('break', 'impact'), ('breaks', 'impact'),
+  ('stop working', 'impact'), ('stops working', 'impact'), ('keep working', 'impact'),
+  ('keeps working', 'impact'), ('still work', 'impact'), ('still working', 'impact'),
   ('check', 'diagnosis'), ('check', 'investigation'), ('verify', 'diagnosis'), ('verify', 'investigation'),
   ('investigate', 'diagnosis'), ('investigate', 'investigation'), ('debug', 'diagnosis'),
   ('debug', 'investigation'), ('diagnose', 'diagnosis'), ('diagnose', 'investigation'),

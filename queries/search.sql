@@ -104,6 +104,12 @@ term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt, asksym) as material
     -- the token lookups into each place that names `strong`)
     limit -1 offset 0)
 ),
+-- The role cues the query writes (mdfts_roles): each term, and each pair of neighbouring terms,
+-- for the cues of two words ("stops working" asks what a problem does; "working" alone does not:
+-- "working from home").
+cue(n) as materialized (
+  select n from term union select prv || ' ' || n from term where prv is not null
+),
 -- The words of each term as FTS5 sees them (PAYMENTS_DB_URL → payments, db, url), each with
 -- the document frequency of its own porter stem. term_df holds the stems (of words in two
 -- sections or more), and SQL cannot stem a word, so the stem is searched for: a prefix of the
@@ -445,7 +451,8 @@ pool(id, bm, inbm, doc, qk, fs) as materialized (
    where not term.stop and w.value <> '') as q
 ),
 -- Candidates: the pools, and the answer beside a Symptoms or Investigation section in the bm25
--- pools (see `answer` below; found by the document's key within a few sections of it), bm25
+-- pools (see `answer` below; found by the document's key within a few sections of it: a fix or
+-- check heading, or the role the query's cues ask for, its Impact for "what stops working"), bm25
 -- normalised to the best (1.0); an exact-token section outside the bm25 pools has its own
 -- bm25 (else it would count as 0 against the sections holding only the query's common words).
 -- And the sections the query names (`named`) on the pages of the three best bm25 rows, when
@@ -474,7 +481,7 @@ cand(id, document_id, bm_n, fw, nw, nhead, nstop, named) as materialized (
       max(u.named) as named
     from (
       -- (each pool row, its page's named sections (as negative ids), then its Solution and
-      -- Diagnosis siblings: one reading of pool, see Layout above)
+      -- Diagnosis siblings, and those of the role asked for: one reading of pool, see Layout above)
       select abs(j.value) as id, case when j.value = p.id then p.bm end as bm, j.value < 0 as named
       from pool as p, json_each((
         select json_group_array(i) from (
@@ -501,7 +508,7 @@ cand(id, document_id, bm_n, fw, nw, nhead, nstop, named) as materialized (
                                            union all select word from mdfts_roles
                                            where cue in ('why', 'mean', 'means', 'impact'))
             and exists (select 1 from mdfts_roles
-                        where cue in ('fix', 'check')
+                        where (cue in ('fix', 'check') or cue in (select n from cue))
                           and instr(' ' || lower(replace(replace(replace(replace(a.heading, ':', ' '), '?', ' '), ',', ' '), '.', ' ')) || ' ',
                                     ' ' || word || ' ') > 0)))) as j) as u
     join sections_full as s on s.id = u.id
@@ -795,11 +802,11 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
     -- (role: no lookup at all when the query names no role cue; the role words in the heading
     -- column, by highlight() of a plain match: a column filter, `head : (...)`, on a row that
     -- holds the word elsewhere reads on through the word's rows, 2.3 ms a lookup at 1M)
-    case when exists (select 1 from mdfts_roles where cue in (select n from term)) then
+    case when exists (select 1 from mdfts_roles where cue in (select n from cue)) then
       coalesce((select instr(highlight(sections_fts, 3, char(1), ''), char(1)) > 0 from sections_fts
                 where sections_fts match coalesce((
                     select group_concat('"' || r.word || '"', ' OR ')
-                    from mdfts_roles as r where r.cue in (select n from term)), '""')
+                    from mdfts_roles as r where r.cue in (select n from cue)), '""')
                   and rowid = f.id), 0)
     else 0 end,
     -- (n: the section's own text, its heading line aside; the children lookup last)
@@ -859,7 +866,7 @@ asks(act, chk, rq) as materialized (
         or lower(rtrim(a.v, '?.,;:!')) in (select cue from mdfts_roles where word = 'mitigation')) > 0
       and not chk as act, chk,
     exists (select 1 from mdfts_roles
-            where cue in (select n from term) and cue <> 'why'
+            where cue in (select n from cue) and cue <> 'why'
               and cue not in (select cue from mdfts_roles where word in ('mitigation', 'diagnosis'))) as rq
      from (select exists (select 1 from raw as d
                           left join raw as o1 on o1.pos = d.pos + 1 left join raw as o2 on o2.pos = d.pos + 2
@@ -910,7 +917,7 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
      or (lower(trim(s.heading)) in (select word from mdfts_roles where cue in ('why', 'mean', 'means', 'impact'))
          and not g.phrase and g.hprec < 1
          and not exists (select 1 from mdfts_roles as r
-                         where r.cue in (select n from term)
+                         where r.cue in (select n from cue)
                            and r.cue not in (select cue from mdfts_roles where word = 'diagnosis')
                            -- (a why the check opens, "how do I check why ...", is what it checks)
                            and not (a.chk and r.cue = 'why')

@@ -857,6 +857,22 @@ def test_asking_what_it_affects_gets_the_impact(tmp_path: Path, query: str) -> N
     assert [h.heading for h in mdfts.search(db, query, limit=1)] == ["Impact"]
 
 
+@pytest.mark.parametrize("query", [
+    "what stops working when the kiln door has been left open for ten minutes?",
+    "the kiln door has been left open for ten minutes, does the kiln keep working?",
+])
+def test_asking_what_stops_working_gets_the_impact_beside_the_meaning(tmp_path: Path, query: str) -> None:
+    """"stops working", "keep working" and "still work" (two-word cues) ask what a problem does:
+    the page's Impact, which holds none of the query's words but "kiln", is brought in beside the
+    Meaning that holds them, and takes its score; "working" alone is no cue."""
+    files, _, _ = CASES["asks-what-to-do-gets-mitigation"]
+    db = build_case(tmp_path, files)
+    assert [h.heading for h in mdfts.search(db, query, limit=1)] == ["Impact"]
+    assert signal_by_heading(db, "the kiln door has been left open while working for ten minutes", "role")["Meaning"] == 0.0
+    assert [h.heading for h in mdfts.search(db, "the kiln door has been left open while working for ten minutes",
+                                            limit=1)] == ["Meaning"]
+
+
 def test_a_tool_page_wins_by_name_only_when_the_query_says_to_use_it(tmp_path: Path) -> None:
     """Without "using dip" the task's own page keeps the query: the tool word is what names the page."""
     files, _, _ = CASES["with-tool-names-the-page"]
