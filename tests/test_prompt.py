@@ -120,8 +120,10 @@ def test_xml_layout(ix: mdfts.Index) -> None:
 def test_markdown_layout(ix: mdfts.Index) -> None:
     ctx = ix.context("how do I roll back payments?", max_tokens=700, format="markdown")
     assert ctx.text.startswith(f"Context from sample (version {ix.meta['artifact_version']}, commit ")
-    assert "\n### [1] payments › Rollback procedure — runbooks/payments.md:83-103 (match 1)\n\n## Rollback procedure\n" \
-        in ctx.text
+    # (blocks print in document order: the page's title section may come first, so the block's
+    # number is not asserted, only its layout and its search rank)
+    assert re.search(r"\n### \[\d\] payments › Rollback procedure — runbooks/payments\.md:83-103 \(match 1\)\n\n"
+                     r"## Rollback procedure\n", ctx.text)
     assert "<!--" not in ctx.text and "\nOmitted for the budget: " in ctx.text
 
 
