@@ -888,9 +888,10 @@ asks(act, chk, rq) as materialized (
 -- 'why') or, when the query asks what to do (`act`, see asks: "how do I", "what should I do"),
 -- one that says what the problem is (a runbook's Meaning, Description or Impact: cues 'mean'
 -- and 'impact'), unless the query asks for such a section (why, mean, impact, what happens:
--- then it asks for that section, see `role`; not a why a check verb opens), names its heading in full, or quotes it whole
--- (`phrase`: a log line pasted from it); or, when the query asks for a role (`rq`, see asks:
--- "what happens to the cluster once ...", "what does X mean"), any other section whose heading
+-- then it asks for that section, see `role`; not a why a check verb opens), names its heading
+-- in full, or quotes it whole (`phrase`: a log line pasted from it); or, when the query asks
+-- for a role (`rq`, see asks: "what happens to the cluster once ...", "what does X mean"), any
+-- other section whose heading
 -- is a role word (its Diagnosis, Mitigation, Meaning ...); ans: a heading that is the role
 -- asked for (`role` above 0: its Impact), which then takes the best of those siblings' scores,
 -- as the page's words are spread over its sections and the question says which one it wants
