@@ -741,7 +741,8 @@ feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, te
                                   -- heading word, "Purge" for "clean up", counted once)
                                   or exists (select 1 from term as a join term as b on b.pos = a.pos + 1
                                              join mdfts_phrasal as p on p.verb = a.n and p.particle = b.n))), hcount) end,
-    file, fwith, fnw, ident, nexact, nident, terms, held, describes, kpos, named, allhead, allident, anc
+    fsh * fsh * fidf as file, fwith and fsh >= 1.0 as fwith, fnw,
+    ident, nexact, nident, terms, held, describes, kpos, named, allhead, allident, anc
   from (
   select th.id, max(th.bm_n) as bm, max(th.hx) as hx,
     -- (named, see cand, and the other way round: every key term, wide ones aside, is in the
@@ -762,14 +763,13 @@ feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, te
     -- share by that count, and whether one of them is a phrase of several words)
     sum(th.in_head) as nin, min(1.0, sum(th.in_head) * 1.0 / max(max(th.nhead), 1)) as hcount,
     max(th.multi and th.in_head) as mh,
+    -- (file, in the outer select: fsh, the file name's share the query names, squared, times
+    -- fidf; fwith: a word of the file name is right after with, using or via, and with fsh 1 the
+    -- query names all of it; fnw: its number of words, see signal)
     min(1.0, (sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) + max(th.nstop)) * 1.0 / max(th.nw))
-      * min(1.0, (sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) + max(th.nstop)) * 1.0 / max(th.nw))
-      * sqrt(sum(th.idf * th.in_file) / max(th.total)) as file,
-    -- (fwith: the query names every word of the file name, one of them right after with, using
-    -- or via; fnw: then its number of words, see signal)
-    max(th.in_file and th.pos in (select pos from term where prv in ('with', 'using', 'via')))
-      and sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) + max(th.nstop) >= max(th.nw)
-      as fwith,
+      as fsh,
+    sqrt(sum(th.idf * th.in_file) / max(th.total)) as fidf,
+    max(th.in_file and th.pos in (select pos from term where prv in ('with', 'using', 'via'))) as fwith,
     max(th.nw) as fnw,
     sum(case when not th.ident then 0 when th.tok or th.in_doc or th.in_page then 1.0 else 0 end)
       / max(sum(th.ident), 1) as ident,
