@@ -30,6 +30,11 @@ INVESTIGATION_PAGE = {
 }
 
 # name → (files, query, expected first hit as (path, heading); heading None: any section of it)
+def tool_page(name: str, summary: str, step: str, command: str) -> str:
+    """A tldr-style page: the tool's name as its title, a one-line summary, one example."""
+    return f"# {name}\n\n> {summary}\n\n- {step}:\n\n`{command}`\n"
+
+
 # Four one-line tool pages, so that the words of the pages a case is about are rare ones.
 FILLER_TOOLS = {f"pages/tool{i}.md": f"# tool{i}\n\n> Wedge clay on bench {i}.\n\n`tool{i} wedge`\n" for i in range(4)}
 
@@ -623,10 +628,10 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
     # the page it names wins over a page named by the task's verb ("glaze up ... using dip").
     "with-tool-names-the-page": (
         {
-            "pages/glaze.md": ("# glaze\n\n> Glaze up and colour bisque ware in the spray booth.\n\n"
-                               "- Glaze up the mugs on a shelf:\n\n`glaze up --shelf {{2}}`\n"),
-            "pages/dip.md": ("# dip\n\n> Dip ware in a bucket of slip or glaze.\n\n"
-                             "- Dip a batch of bowls in the green bucket:\n\n`dip --bucket green {{bowls}}`\n"),
+            "pages/glaze.md": tool_page("glaze", "Glaze up and colour bisque ware in the spray booth.",
+                                        "Glaze up the mugs on a shelf", "glaze up --shelf {{2}}"),
+            "pages/dip.md": tool_page("dip", "Dip ware in a bucket of slip or glaze.",
+                                      "Dip a batch of bowls in the green bucket", "dip --bucket green {{bowls}}"),
             **FILLER_TOOLS,
         },
         "glaze up and colour a batch of mugs using dip",
@@ -1218,10 +1223,10 @@ def test_the_longest_tool_name_after_with_names_the_page(tmp_path: Path) -> None
     alone spells: the words after with, using or via name one tool, the longest page name they
     spell in full."""
     files = {
-        "pages/kiln.md": ("# kiln\n\n> Drive the kiln controller: fire, cool and vent the kiln chamber.\n\n"
-                          "- Show the chamber temperature:\n\n`kiln temp`\n"),
-        "pages/kiln-vent.md": ("# kiln vent\n\n> Open the vent flaps during a firing.\n\n"
-                               "- Open the flaps halfway:\n\n`kiln vent --open 50`\n"),
+        "pages/kiln.md": tool_page("kiln", "Drive the kiln controller: fire, cool and vent the kiln chamber.",
+                                   "Show the chamber temperature", "kiln temp"),
+        "pages/kiln-vent.md": tool_page("kiln vent", "Open the vent flaps during a firing.",
+                                        "Open the flaps halfway", "kiln vent --open 50"),
         **FILLER_TOOLS,
     }
     db = build_case(tmp_path, files)
@@ -1235,10 +1240,10 @@ def test_a_tool_named_by_a_stop_word_is_named_after_with(tmp_path: Path) -> None
     """A stop word is no key term, unless it follows with, using or via and is a page's whole
     file name: "... with more" names more.md, as "... using lesspipe" would name lesspipe.md."""
     files = {
-        "pages/more.md": ("# more\n\n> Show a text file one screen at a time.\n\n- Open a file:\n\n"
-                          "`more path/to/file`\n"),
-        "pages/pager.md": ("# pager\n\n> Page through a long firing log, one screen after another.\n\n"
-                           "- Page through a firing log:\n\n`pager path/to/firing.log`\n"),
+        "pages/more.md": tool_page("more", "Show a text file one screen at a time.", "Open a file",
+                                   "more path/to/file"),
+        "pages/pager.md": tool_page("pager", "Page through a long firing log, one screen after another.",
+                                    "Page through a firing log", "pager path/to/firing.log"),
         **FILLER_TOOLS,
     }
     db = build_case(tmp_path, files)
