@@ -90,7 +90,12 @@ insert into mdfts_stopwords (word) values
   ('what''re'), ('what''s'), ('when''s'), ('where''d'), ('where''s'), ('who''d'), ('who''ll'),
   ('who''re'), ('who''s'), ('why''s'),
   ('also'), ('actually'), ('really'), ('maybe'), ('perhaps'), ('anyway'), ('somehow'),
-  ('may'), ('might'), ('must'), ('shall');
+  ('may'), ('might'), ('must'), ('shall'),
+  -- the prepositions NLTK's list lacks: "... without HTTP/2", "within a week", "inside my container"
+  -- say how or where, not what; each weighed as a word and picked a short section that happens
+  -- to say it (behind, around and over stay words: "behind a proxy", "work around", "fail over")
+  ('without'), ('within'), ('onto'), ('upon'), ('among'), ('toward'), ('towards'), ('across'),
+  ('along'), ('besides'), ('beyond'), ('despite'), ('per'), ('inside'), ('outside');
 update mdfts_stopwords set page = 1 where word in (select file_words from documents);
 
 -- Words that name the same thing in technical and ops writing; a search matches any word of a
