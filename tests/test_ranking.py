@@ -871,10 +871,13 @@ def test_a_role_asked_for_is_the_one_that_takes_the_score(tmp_path: Path) -> Non
     "is it safe to leave the kiln door open during a firing, what could break?",
     "kiln door left open during a firing, should I be worried?",
     "which ware is impacted when the kiln door is left open during a firing?",
+    "does leaving the kiln door open during a firing put the ware at risk?",
+    "is it harmful to leave the kiln door open during a firing?",
+    "kiln door left open during a firing, what is the fallout?",
 ])
 def test_asking_what_it_affects_gets_the_impact(tmp_path: Path, query: str) -> None:
-    """Consequences, worry, affect and what could break ask for the Impact (`role`), as "what
-    happens" does, in any of their forms (worried, impacted), and it comes first."""
+    """Consequences, worry, affect, risk, harm, fallout and what could break ask for the Impact
+    (`role`), as "what happens" does, in any of their forms (worried, impacted), and it comes first."""
     files, _, _ = CASES["asks-what-to-do-gets-mitigation"]
     db = build_case(tmp_path, files)
     role = signal_by_heading(db, query, "role")
