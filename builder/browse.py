@@ -26,7 +26,8 @@ from mdfts.errors import IndexVersionError, MdftsError
 
 # Tables a reader never needs to browse: the ranking's lookup tables. Datasette hides the
 # sections_fts* tables by itself.
-HIDDEN_TABLES = ("term_df", "token_df", "mdfts_stopwords", "mdfts_synonyms", "mdfts_roles", "mdfts_phrasal",
+HIDDEN_TABLES = ("term_df", "token_df", "mdfts_pathwords", "mdfts_stopwords", "mdfts_synonyms", "mdfts_roles",
+                 "mdfts_phrasal",
                  "token_rows", "token_norms",  # (the compact rows behind the view tokens)
                  "sections_indexed")  # (sections_fts's content; sections_full is the readable one)
 # Exact-token columns offered as array facets: the kinds people filter a docs tree by.

@@ -9,11 +9,17 @@ create table term_df (
   term text primary key,
   df   integer not null,   -- sections whose indexed columns contain the term
   idf  real not null,      -- ln(1 + (N - df + 0.5) / (df + 0.5)), N = sections
-  wide integer not null    -- 1: more than half of the sections hold it in their own words, not
+  wide integer not null,   -- 1: more than half of the sections hold it in their own words, not
                            -- only in their path (a folder's name): in one column of title,
                            -- heading, trail, text or tokens (a product's own name in its docs)
+  tdf  integer,            -- a path word (more than half of the sections hold it, but most only
+  tidf real                -- in their path: a folder every file sits in, the .md extension): the
+                           -- df and idf of the sections that hold it in another column, which a
+                           -- query word that only shares its stem is weighed by, and matched
+                           -- outside the path (see mdfts_pathwords, and search.sql's part and key);
+                           -- NULL for any other term
 ) without rowid;
-insert into term_df
+insert into term_df (term, df, idf, wide)
 select term, doc, round(mdfts_ln(1.0 + ((select count(*) from sections) - doc + 0.5) / (doc + 0.5)), 4),
        -- (the column count only for the few terms most sections hold at all)
        case when doc * 2 > (select count(*) from sections)
@@ -22,6 +28,45 @@ select term, doc, round(mdfts_ln(1.0 + ((select count(*) from sections) - doc + 
                  > (select count(*) from sections)
             else 0 end
 from temp.vocab as v where doc > 1 order by term;
+-- (a path word: "contention" stems to content, and every path of a Hugo site starts content/;
+-- "storage" to storag, and every page of a docs tree sits in Storage-Configuration/; weighed
+-- by the df of its paths, the word counted nothing and matched every section)
+create virtual table temp.vocab_inst using fts5vocab(main, 'sections_fts', 'instance');
+update term_df
+set tdf = max(1, (select count(distinct i.doc) from temp.vocab_inst as i
+                  where i.term = term_df.term and i.col <> 'path'))
+where wide = 0 and df * 2 > (select count(*) from sections);
+-- (not a path word after all when most sections hold it in their own words, in different columns)
+update term_df set tdf = null where tdf * 2 > (select count(*) from sections);
+update term_df
+set tidf = round(mdfts_ln(1.0 + ((select count(*) from sections) - tdf + 0.5) / (tdf + 0.5)), 4)
+where tdf is not null;
+-- The words the paths write, as written, for those stems (folder and file names split at / - _ .
+-- and a space, lower-case, the extension left out: .md, .html.md): a query that writes one,
+-- "storage" for Storage-Configuration/, names the folder, and its path still counts; a word
+-- that only shares the stem, "contention" for content/ or "MDS" for .md, does not.
+create table mdfts_pathwords (
+  word text primary key
+) without rowid;
+insert into mdfts_pathwords (word)
+with recursive
+p(s) as (
+  select replace(replace(replace(replace(lower(
+           case when lower(path) glob '*.html.md' then substr(path, 1, length(path) - 8)
+                when instr(substr(path, length(rtrim(path, replace(path, '/', ''))) + 1), '.') > 0
+                then substr(path, 1, length(path) - length(replace(substr(path, length(rtrim(path, replace(path, '/', ''))) + 1),
+                                                                   rtrim(substr(path, length(rtrim(path, replace(path, '/', ''))) + 1), replace(substr(path, length(rtrim(path, replace(path, '/', ''))) + 1), '.', '')), '')) - 1)
+                else path end), '-', '/'), '_', '/'), '.', '/'), ' ', '/') || '/'
+  from documents),
+split(rest, word) as (
+  select s, null from p
+  union all
+  select substr(rest, instr(rest, '/') + 1), substr(rest, 1, instr(rest, '/') - 1) from split where rest <> ''
+)
+select distinct word from split
+where length(word) >= 2 and exists (select 1 from term_df as d where d.tdf is not null and split.word glob d.term || '*')
+order by word;
+drop table temp.vocab_inst;
 drop table temp.vocab;
 drop table temp.vocab_col;
 

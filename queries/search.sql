@@ -123,20 +123,28 @@ cue(n) as materialized (
 -- section keeps the longest prefix's weight, as does a word none of whose candidates agrees
 -- with the count (it matches nothing, or too little to be told apart: at the weight of the
 -- rarest word it would shrink every candidate's share of the query alike).
-part(pos, w, df, idf, wide, t, n, strong, ident, tok, prv, nxt, asksym, cnt) as materialized (
+part(pos, w, df, idf, wide, pw, t, n, strong, ident, tok, prv, nxt, asksym, cnt) as materialized (
   select pos, w,
-    case when ok or cnt <> 1 then coalesce(json_extract(d, '$[0]'), 1) else 1 end,
-    case when ok or cnt <> 1 then coalesce(json_extract(d, '$[1]'), 8.0) else 8.0 end,
+    case when pw then json_extract(d, '$[4]') when ok or cnt <> 1 then coalesce(json_extract(d, '$[0]'), 1) else 1 end,
+    case when pw then json_extract(d, '$[5]') when ok or cnt <> 1 then coalesce(json_extract(d, '$[1]'), 8.0) else 8.0 end,
     case when ok or cnt <> 1 then coalesce(json_extract(d, '$[2]'), 0) else 0 end,
-    t, n, strong, ident, tok, prv, nxt, asksym, cnt
+    pw, t, n, strong, ident, tok, prv, nxt, asksym, cnt
   from (
-  select pos, w, cnt, d, coalesce(json_extract(d, '$[3]'), 0) as ok, t, n, strong, ident, tok, prv, nxt, asksym
+  select pos, w, cnt, d, coalesce(json_extract(d, '$[3]'), 0) as ok,
+    -- (pw: the word's stem is a path word, term_df.tdf, and no path writes the word itself,
+    -- mdfts_pathwords: "contention" for content/, "MDS" for .md; not "storage" for
+    -- Storage-Configuration/, which names the folder: then its path counts, at its whole df)
+    case when json_extract(d, '$[4]') is not null
+         then not exists (select 1 from mdfts_pathwords
+                          where word in (w, w || 's', case when w glob '*s' then substr(w, 1, length(w) - 1) end))
+         else 0 end as pw,
+    t, n, strong, ident, tok, prv, nxt, asksym
   from (
     select pos, w, cnt, (
         -- (candidates: v 0 the prefix, 1 with an e, 2 with its final y as i; ok: its df agrees
         -- with the count; otherwise only a plain prefix, as before, may stand in)
-        select json_array(df, idf, wide, ok) from (
-        select d.df, d.idf, d.wide, d.df = cnt or (cnt >= 50 and d.df >= 50) as ok, c0.k, c0.v, c0.short
+        select json_array(df, idf, wide, ok, tdf, tidf) from (
+        select d.df, d.idf, d.wide, d.tdf, d.tidf, d.df = cnt or (cnt >= 50 and d.df >= 50) as ok, c0.k, c0.v, c0.short
         from (select k, v, stem, length(stem) < case when length(w) = 3 then 2 else min(3, length(w)) end as short
               from (select k.value as k, v.value as v, substr(w, length(w) - k.value + 1) as sfx,
                            substr(w, 1, length(w) - k.value) as pre,
@@ -192,7 +200,9 @@ part(pos, w, df, idf, wide, t, n, strong, ident, tok, prv, nxt, asksym, cnt) as 
 -- the expression the candidates' own lookups use (`hit`, hprec), always holds it; expr, which
 -- picks candidates and feeds bm25, only when no section holds the term as an exact token (else
 -- "OpenShift" would add every "open" to bm25); multi: the term is a phrase of several words
--- (a kebab or CamelCase term, see hprec); split: a CamelCase term with such a phrase.
+-- (a kebab or CamelCase term, see hprec); split: a CamelCase term with such a phrase. A word
+-- whose stem is a path word (pw, see part) is matched outside the path, each of its phrases
+-- behind `- {path} :`, as its df counts it there.
 key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide, multi, split, asksym,
     describes, kpos, hx, cut, aexpr, fexpr) as materialized (
   select pos, t, n, strong, ident, df, idf,
@@ -210,10 +220,12 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
     -- (fexpr: hexpr without the synonyms, for a term that has some: a synonym says what a
     -- section is about, but a file name that only a synonym names is another tool's page:
     -- "schedule" finds cron, and cron.md is not named by "crontab schedule"; see hit)
-    case when syn <> '' then replace(expr, syn, '') || camelx end
+    case when syn <> '' then replace(e0, syn, '') || camelx end
+  from (
+  select *, case when pw and nparts = 1 then '- {path} : ' || replace(e0, '" OR "', '" OR - {path} : "') else e0 end as expr
   from (
   select *, '"' || replace(t, '"', '""') || '"' || syn || coalesce(' OR "' || replace(comp, ' ', '" OR "') || '"', '')
-              || coalesce(' OR ' || apart, '') as expr,
+              || coalesce(' OR ' || apart, '') as e0,
     coalesce(' OR "' || replace(camel, '"', '""') || '"', '') as camelx,
     -- (aexpr: see m; NULL when the term stands as it is)
     case when nparts > 1 and not strong and df > 20000
@@ -229,7 +241,7 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
            else min(part.df) end as df,
       case when part.strong then max(max(part.idf), coalesce((select idf from token_df where norm = part.n), 8.0))
            else max(part.idf) end as idf,
-      count(*) as nparts, min(part.wide) as wide, substr(min(printf('%012d', part.df) || part.w), 13) as rw,
+      count(*) as nparts, min(part.wide) as wide, max(part.pw) as pw, substr(min(printf('%012d', part.df) || part.w), 13) as rw,
       coalesce((
         select group_concat(' OR "' || w || '"', '') from (
           select s2.word as w
@@ -290,7 +302,7 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
     order by df, part.pos
     limit 12 offset 0))  -- (not flattened: comp is used twice)
     where nth <= 8 or tail > 0.1 * tot
-    order by df, pos)
+    order by df, pos))
   limit -1 offset 0)  -- (nor this: expr is used twice)
 ),
 -- Neighbouring key terms, in the query's order, neither an identifier ("mon settings" in

@@ -416,7 +416,7 @@ def test_stale_journals_of_killed_builds_are_removed(docs: Path, built: Path) ->
 def test_disk_full_tmpfs(docs: Path, tmp_path: Path) -> None:
     mnt = tmp_path / "small"
     mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mnt)], capture_output=True).returncode:
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True).returncode:
         pytest.skip("cannot mount a tmpfs here")
     try:
         out = mnt / "index.db"

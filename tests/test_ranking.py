@@ -1361,3 +1361,33 @@ def test_near_reorders_the_eight_best(tmp_path: Path) -> None:
         "water out, so the glaze thickens; order a new lid from the supplier and move the tub to the shade.\n")
     db = build_case(tmp_path, files)
     assert [h.path for h in mdfts.search(db, "clay bucket lid", limit=1)] == ["guides/glaze.md"]
+
+
+def test_a_word_that_shares_its_stem_with_a_folder_every_file_sits_in_still_counts(tmp_path: Path) -> None:
+    """porter makes "contention" content, and every path of this tree starts content/: weighed by
+    the df of its paths, the word counted nothing and matched every section (term_df.tdf). The
+    folder's own word still finds the folder: "content" keeps its path."""
+    files = {
+        "content/kilns/controller.md": (
+            "# Controller\n\n## Zone relays\n\nThe controller switches each zone relay in turn; a relay "
+            "that sticks leaves its zone cold.\n\n## Controller panel\n\nThe controller panel shows the "
+            "controller's schedule.\n"),
+        "content/kilns/wiring.md": (
+            "# Wiring\n\n## Shared bus\n\nTwo kilns on one bus cause contention: each controller waits "
+            "for the other, and the firings run late.\n"),
+        **{f"content/notes/n{i}.md": f"# Note {i}\n\n## Clay\n\nClay for bench {i} is wrapped in plastic.\n"
+           for i in range(4)},
+    }
+    db = build_case(tmp_path, files)
+    hits = mdfts.search(db, "controller contention", limit=3, explain=True)
+    assert (hits[0].path, hits[0].heading) == ("content/kilns/wiring.md", "Shared bus")
+    assert hits[0].explain is not None
+    how = {t["term"]: t["match"] for t in hits[0].explain["terms"]}
+    assert how["contention"] == "exact"
+    others = {h.heading: h.explain for h in hits[1:]}
+    assert all(e is not None and {t["term"]: t["match"] for t in e["terms"]}["contention"] == "none"
+               for e in others.values())
+    # (the folder's own word, as the paths write it, still matches them: mdfts_pathwords)
+    named = mdfts.search(db, "controller content", limit=3, explain=True)
+    assert named and all(h.explain is not None and {t["term"]: t["match"] for t in h.explain["terms"]}["content"] != "none"
+                         for h in named)
