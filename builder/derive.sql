@@ -29,8 +29,8 @@ select term, doc, round(mdfts_ln(1.0 + ((select count(*) from sections) - doc + 
             else 0 end
 from temp.vocab as v where doc > 1 order by term;
 -- (a path word: "contention" stems to content, and every path of a Hugo site starts content/;
--- "storage" to storag, and every page of a docs tree sits in Storage-Configuration/; weighed
--- by the df of its paths, the word counted nothing and matched every section. Its tdf sums
+-- "MDS" stems to md, the extension of every file; weighed by the df of the paths, such a word
+-- counted nothing and matched every section. Its tdf sums
 -- the other columns' counts, at most df: a section that holds it in two of them counts twice,
 -- which errs towards the commoner; an exact count from fts5vocab's instance table read every
 -- occurrence, 1.4 s of a 14 s build)
