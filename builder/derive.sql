@@ -52,14 +52,16 @@ create table mdfts_pathwords (
 ) without rowid;
 insert into mdfts_pathwords (word)
 with recursive
-p(s) as (
-  select replace(replace(replace(replace(lower(
-           case when lower(path) glob '*.html.md' then substr(path, 1, length(path) - 8)
-                when instr(substr(path, length(rtrim(path, replace(path, '/', ''))) + 1), '.') > 0
-                then substr(path, 1, length(path) - length(replace(substr(path, length(rtrim(path, replace(path, '/', ''))) + 1),
-                                                                   rtrim(substr(path, length(rtrim(path, replace(path, '/', ''))) + 1), replace(substr(path, length(rtrim(path, replace(path, '/', ''))) + 1), '.', '')), '')) - 1)
-                else path end), '-', '/'), '_', '/'), '.', '/'), ' ', '/') || '/'
+-- (folder: the path up to its last /; name: the file name, less its extension, .html.md whole)
+f(folder, name) as (
+  select rtrim(path, replace(path, '/', '')), substr(path, length(rtrim(path, replace(path, '/', ''))) + 1)
   from documents),
+p(s) as (
+  select replace(replace(replace(replace(lower(folder ||
+           case when lower(name) glob '*.html.md' then substr(name, 1, length(name) - 8)
+                when instr(name, '.') > 0 then rtrim(rtrim(name, replace(name, '.', '')), '.')
+                else name end), '-', '/'), '_', '/'), '.', '/'), ' ', '/') || '/'
+  from f),
 split(rest, word) as (
   select s, null from p
   union all
