@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 import bench.common
 from bench.common import REPO, build_peak, md_table, percentile, portable_command, replicate
 from bench.selfcheck import derive_queries
+from bench.speed import interleaved_latencies
 
 from conftest import FIXTURE_DOCS, run_cli
 
@@ -53,6 +55,28 @@ def test_replicate_prefixes_copies_and_stops_at_sections(tmp_path: Path) -> None
     assert sorted(p.relative_to(part).as_posix() for p in part.rglob("*.md")) == [
         "r0000/ledger.md", "r0000/onboarding.md", "r0000/payments.md",
     ]
+
+
+def test_interleaved_latencies_take_turns_and_keep_each_querys_fastest_pass() -> None:
+    # A clock that advances only inside a call, by what a script says that call costs (seconds):
+    # method a is slow on its first pass over each query (a burst of load), b on its second.
+    now = [0.0]
+    calls: list[tuple[str, str]] = []
+    cost = {("a", 0): 0.009, ("a", 1): 0.002, ("b", 0): 0.003, ("b", 1): 0.008}
+
+    def method(name: str) -> Callable[[str], None]:
+        def call(q: str) -> None:
+            n = sum(1 for c in calls if c == (name, q))
+            calls.append((name, q))
+            now[0] += cost[(name, n)] + (0.0005 if q == "y" else 0.0)
+        return call
+
+    best = interleaved_latencies({"a": method("a"), "b": method("b")}, ["x", "y"], passes=2,
+                                 clock=lambda: now[0])
+    assert {k: [round(v, 3) for v in vs] for k, vs in best.items()} == {"a": [2.0, 2.5], "b": [3.0, 3.5]}
+    # each query is asked of both methods before the next one, and the first to go rotates
+    assert calls == [("a", "x"), ("b", "x"), ("b", "y"), ("a", "y"),
+                     ("b", "x"), ("a", "x"), ("a", "y"), ("b", "y")]
 
 
 @pytest.mark.parametrize(("p", "expected"), [(50, 5.0), (95, 10.0), (0, 1.0), (100, 10.0)])
