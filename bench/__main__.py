@@ -4,7 +4,19 @@ from __future__ import annotations
 
 import click
 
-from bench import agents, alert_queries, check_corpus, devsets, incremental, mixed, pages, selfcheck, speed, stress
+from bench import (
+    agents,
+    alert_queries,
+    check_corpus,
+    devsets,
+    incremental,
+    mixed,
+    pages,
+    selfcheck,
+    signals,
+    speed,
+    stress,
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -22,6 +34,7 @@ cli.add_command(agents.main, "agents")
 cli.add_command(devsets.main, "devsets")
 cli.add_command(selfcheck.main, "selfcheck")
 cli.add_command(mixed.main, "mixed")
+cli.add_command(signals.main, "signals")
 
 if __name__ == "__main__":
     cli()

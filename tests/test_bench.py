@@ -281,3 +281,31 @@ def test_dev_sets_pairs_each_query_file_with_its_corpus(tmp_path: Path) -> None:
         (extra / f"{name}.queries.jsonl").write_text("", encoding="utf-8")
     assert dev_sets(shared, extra) == [("alpha", shared / "corpora" / "alpha", extra / "alpha.queries.jsonl")]
     assert [name for name, _, _ in dev_sets(shared)] == ["dev"]
+
+
+def test_signals_rescoring_ranks_like_the_sql_ties_by_id_and_refits() -> None:
+    import numpy as np
+
+    from bench.signals import Labelled, hits, ranks, refit
+
+    # one query, two candidates: the first holds signal a, the second (gold) signal b
+    q = Labelled("s", np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([7, 3]), np.array([False, True]), False)
+    w0 = np.array([1.0, 0.5])
+    assert ranks([q], w0) == [2]
+    assert ranks([q], np.array([1.0, 1.0])) == [1]  # a tie goes to the lower id, as in search.sql
+    w = refit([q], w0)
+    assert ranks([q], w) == [1] and list(w) != list(w0)
+    assert hits([q], w, ["s", "t"]) == {"s": 1, "t": 0}
+
+
+@pytest.mark.integration
+def test_signals_report_checks_the_rescoring_against_the_sql() -> None:
+    proc = _bench("signals", "--set", "sample", "sample/docs", "sample/queries.jsonl", "--no-refit")
+    assert proc.returncode == 0, proc.stderr
+    first = next(line for line in proc.stdout.splitlines() if line.startswith("| sample |"))
+    cells = [c.strip() for c in first.strip("|").split("|")]
+    assert cells[1] == "40" and cells[2] == cells[3]  # the rescored first hits are the SQL's
+    assert int(cells[2]) > 0
+    loo = [line for line in proc.stdout.splitlines() if line.startswith("| bm25 |") or line.startswith("| page |")]
+    assert len(loo) == 2
+    assert "Leave-one-set-out" not in proc.stdout
