@@ -110,6 +110,11 @@ term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt, asksym) as material
 cue(n) as materialized (
   select n from term union select prv || ' ' || n from term where prv is not null
 ),
+-- The role words those cues ask for, as one FTS5 expression ("mitigation" OR "workaround" ...);
+-- NULL when the query writes no cue (then `role` looks nothing up).
+rolex(e) as materialized (
+  select group_concat('"' || r.word || '"', ' OR ') from mdfts_roles as r where r.cue in (select n from cue)
+),
 -- The words of each term as FTS5 sees them (PAYMENTS_DB_URL → payments, db, url), each with
 -- the document frequency of its own porter stem. term_df holds the stems (of words in two
 -- sections or more), and SQL cannot stem a word, so the stem is searched for: a prefix of the
@@ -672,7 +677,8 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --   phrase the whole text, two words or more, occurs as a phrase (an error message, a quoted
 --          log line);
 --   role   the query asks for a kind of section ("how do I fix" → Mitigation, Solution) and
---          the heading names one;
+--          the heading names one, or the parent's heading is one and no page title (the
+--          steps under "Mitigation");
 --   empty  a page title (h1) with no text of its own, or a line or two (120 characters), but
 --          children below it: the answer is further down. A deeper section with a short
 --          paragraph of its own (250 characters) over children counts 0.15 of that, unless the
@@ -813,14 +819,18 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
     else 0 end,
     -- (role: no lookup at all when the query names no role cue; the role words in the heading
     -- column, by highlight() of a plain match: a column filter, `head : (...)`, on a row that
-    -- holds the word elsewhere reads on through the word's rows, 2.3 ms a lookup at 1M)
-    case when exists (select 1 from mdfts_roles where cue in (select n from cue)) then
-      coalesce((select instr(highlight(sections_fts, 3, char(1), ''), char(1)) > 0 from sections_fts
-                where sections_fts match coalesce((
-                    select group_concat('"' || r.word || '"', ' OR ')
-                    from mdfts_roles as r where r.cue in (select n from cue)), '""')
-                  and rowid = f.id), 0)
-    else 0 end,
+    -- holds the word elsewhere reads on through the word's rows, 2.3 ms a lookup at 1M. Else
+    -- the parent's heading when it is a role word asked for, whole, as base reads a heading's
+    -- role, and the parent is no page title: the steps under a Mitigation ("Mitigation >
+    -- Recommended Actions") are the fix, but a page titled "Fix log" does not make every
+    -- section of it one. By the sections table, not FTS5: a highlight() of another row whose
+    -- rowid comes from a subquery read on through the role words' rows, 150 ms at p95 on 100k)
+    case when (select e from rolex) is null then 0
+         when coalesce((select instr(highlight(sections_fts, 3, char(1), ''), char(1)) > 0 from sections_fts
+                        where sections_fts match (select e from rolex) and rowid = f.id), 0) then 1
+         else exists (select 1 from sections as c join sections as p on p.id = c.parent_id
+                      where c.id = f.id and p.level > 1
+                        and lower(trim(p.heading)) in (select r.word from mdfts_roles as r where r.cue in (select n from cue))) end,
     -- (n: the section's own text, its heading line aside; the children lookup last)
     -- (a page title that the query names alone, and whole - every key term in the heading, and
     -- hprec 1 - is asked for by its name: it is the answer, when the query writes identifiers

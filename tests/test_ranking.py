@@ -131,6 +131,21 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "how do I fix kiln overheat",
         ("alerts/KilnOverheat.md", "Mitigation"),
     ),
+    # The steps under a role's heading are of that role: "Mitigation" over "Patch the shelf"
+    # makes its child the fix asked for, though the Diagnosis says more about the crack.
+    "role-of-the-parent-heading": (
+        {
+            "alerts/KilnShelfCracked.md": (
+                "# KilnShelfCracked\n\n## Meaning\n\nA kiln shelf has a crack.\n\n## Diagnosis\n\nTap each "
+                "shelf: a cracked one rings dull.\n\n## Mitigation\n\nWork through the steps below in order, "
+                "and keep a note of each one in the studio log, with the date and the firing number, so that "
+                "the next person who loads the kiln knows what was done to it and why, and can stop at once "
+                "if the repair has not held.\n\n### Steps\n\nGrind the cracked edges of the kiln shelf flat, "
+                "fill them with wash and fire it empty once.\n"),
+        },
+        "how do I fix a cracked kiln shelf",
+        ("alerts/KilnShelfCracked.md", "Steps"),
+    ),
     # A query that describes a problem matches the Symptoms section, which restates it; the
     # answer is the Solution beside it.
     "symptoms-then-solution": (
@@ -716,6 +731,18 @@ def test_investigation_asked_for_is_not_passed_to_the_solution(tmp_path: Path, q
     that section itself: the Solution beside it takes no `answer` credit from it."""
     db = build_case(tmp_path, INVESTIGATION_PAGE)
     assert [h.heading for h in mdfts.search(db, query, limit=1)] == ["Investigation"]
+
+
+def test_a_role_heading_names_its_children_not_a_page_title_its_page(tmp_path: Path) -> None:
+    """`role` reads the section's own heading and its parent's, when the parent is no page title:
+    the Steps under Mitigation are a fix; the sections of a page titled "Fix log" are not."""
+    files, q, _ = CASES["role-of-the-parent-heading"]
+    db = build_case(tmp_path, {**files, "notes/fix-log.md": (
+        "# Fix log\n\n## Kiln shelf\n\nThe cracked kiln shelf from bench two went back in the kiln.\n")})
+    with mdfts.open_index(db) as ix:
+        role = {h.heading: h.explain["signals"]["role"]["value"] for h in ix.search(q, limit=10, explain=True)
+                if h.explain is not None}
+    assert (role["Steps"], role["Mitigation"], role["Diagnosis"], role["Kiln shelf"]) == (1, 1, 0, 0)
 
 
 def test_absent_identifier_is_not_passed_off_as_a_hit(tmp_path: Path) -> None:
