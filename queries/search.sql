@@ -830,7 +830,8 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
                         where sections_fts match (select e from rolex) and rowid = f.id), 0) then 1
          else exists (select 1 from sections as c join sections as p on p.id = c.parent_id
                       where c.id = f.id and p.level > 1
-                        and lower(trim(p.heading)) in (select r.word from mdfts_roles as r where r.cue in (select n from cue))) end,
+                        and lower(trim(p.heading)) in (select r.word from mdfts_roles as r
+                                                       where r.cue in (select n from cue))) end,
     -- (n: the section's own text, its heading line aside; the children lookup last)
     -- (a page title that the query names alone, and whole - every key term in the heading, and
     -- hprec 1 - is asked for by its name: it is the answer, when the query writes identifiers
