@@ -108,7 +108,8 @@ term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt, asksym) as material
 -- for the cues of two words ("stops working" asks what a problem does; "working" alone does not:
 -- "working from home").
 cue(n) as materialized (
-  select n from term union select prv || ' ' || n from term where prv is not null
+  select distinct j.value from term, json_each(json_array(term.n, term.prv || ' ' || term.n)) as j
+  where j.value is not null
 ),
 -- The role words those cues ask for, as one FTS5 expression ("mitigation" OR "workaround" ...);
 -- NULL when the query writes no cue (then `role` looks nothing up).
