@@ -113,8 +113,9 @@ cue(n) as materialized (
 ),
 -- The role words those cues ask for, as one FTS5 expression ("mitigation" OR "workaround" ...);
 -- NULL when the query writes no cue (then `role` looks nothing up).
-rolex(e) as materialized (
-  select group_concat('"' || r.word || '"', ' OR ') from mdfts_roles as r where r.cue in (select n from cue)
+rolex(e, words) as materialized (
+  select group_concat('"' || r.word || '"', ' OR '), json_group_array(r.word)
+  from mdfts_roles as r where r.cue in (select n from cue)
 ),
 -- The words of each term as FTS5 sees them (PAYMENTS_DB_URL → payments, db, url), each with
 -- the document frequency of its own porter stem. term_df holds the stems (of words in two
@@ -826,13 +827,13 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
     -- Recommended Actions") are the fix, but a page titled "Fix log" does not make every
     -- section of it one. By the sections table, not FTS5: a highlight() of another row whose
     -- rowid comes from a subquery read on through the role words' rows, 150 ms at p95 on 100k)
-    case when (select e from rolex) is null then 0
-         when coalesce((select instr(highlight(sections_fts, 3, char(1), ''), char(1)) > 0 from sections_fts
-                        where sections_fts match (select e from rolex) and rowid = f.id), 0) then 1
-         else exists (select 1 from sections as c join sections as p on p.id = c.parent_id
-                      where c.id = f.id and p.level > 1
-                        and lower(trim(p.heading)) in (select r.word from mdfts_roles as r
-                                                       where r.cue in (select n from cue))) end,
+    (select case when x.e is null then 0
+                 when coalesce((select instr(highlight(sections_fts, 3, char(1), ''), char(1)) > 0 from sections_fts
+                                where sections_fts match x.e and rowid = f.id), 0) then 1
+                 else exists (select 1 from sections as c join sections as p on p.id = c.parent_id
+                              where c.id = f.id and p.level > 1
+                                and lower(trim(p.heading)) in (select value from json_each(x.words))) end
+     from rolex as x),
     -- (n: the section's own text, its heading line aside; the children lookup last)
     -- (a page title that the query names alone, and whole - every key term in the heading, and
     -- hprec 1 - is asked for by its name: it is the answer, when the query writes identifiers
