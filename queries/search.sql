@@ -879,7 +879,7 @@ weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, 
 -- names a cue of what a problem is or does (mean, what happens, impact, affects, symptoms: see
 -- `role`), so it asks for that section of a runbook-like page (see base's sym and ans); not a
 -- fix or check cue (act and chk weigh those by where they stand) nor "why" (see base)
-asks(act, chk, rq) as materialized (
+asks(act, chk, rq, wq) as materialized (
   select (select count(*) from raw as a left join raw as b on b.pos = a.pos + 1
      where (lower(a.v) = 'how'
             and coalesce(lower(rtrim(b.v, '?.,;:!')), '') not in (
@@ -891,9 +891,16 @@ asks(act, chk, rq) as materialized (
         or lower(rtrim(a.v, '?.,;:!')) in (select cue from mdfts_roles where word = 'mitigation')) > 0
       and not chk as act, chk,
     exists (select 1 from mdfts_roles
-            where cue in (select n from cue) and cue <> 'why'
-              and cue not in (select cue from mdfts_roles where word in ('mitigation', 'diagnosis'))) as rq
-     from (select exists (select 1 from raw as d
+            where cue in (select value from json_each(cues)) and cue <> 'why'
+              and cue not in (select cue from mdfts_roles where word in ('mitigation', 'diagnosis'))) as rq,
+    exists (select 1 from mdfts_roles as r
+            where r.cue in (select value from json_each(cues))
+              and r.cue not in (select cue from mdfts_roles where word = 'diagnosis')
+              -- (a why the check opens, "how do I check why ...", is what it checks)
+              and not (chk and r.cue = 'why')
+              and r.word in (select word from mdfts_roles where cue in ('why', 'mean', 'means', 'impact'))) as wq
+     from (select json_group_array(n) as cues from cue),
+          (select exists (select 1 from raw as d
                           left join raw as o1 on o1.pos = d.pos + 1 left join raw as o2 on o2.pos = d.pos + 2
                           where (lower(rtrim(d.v, '?.,;:!')) in (select cue from mdfts_roles where word = 'diagnosis')
                                  -- (the word that opens the indirect question: after tell, or
@@ -942,12 +949,7 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
     (lower(trim(s.heading)) in (select cue from mdfts_roles where cue like 'symptom%')
      or (lower(trim(s.heading)) in (select word from mdfts_roles where cue in ('why', 'mean', 'means', 'impact'))
          and not g.phrase and g.hprec < 1
-         and not exists (select 1 from mdfts_roles as r
-                         where r.cue in (select n from cue)
-                           and r.cue not in (select cue from mdfts_roles where word = 'diagnosis')
-                           -- (a why the check opens, "how do I check why ...", is what it checks)
-                           and not (a.chk and r.cue = 'why')
-                           and r.word in (select word from mdfts_roles where cue in ('why', 'mean', 'means', 'impact')))
+         and not a.wq
          and case when a.chk then lower(trim(s.heading)) not in (select word from mdfts_roles where cue = 'check')
                   else lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'why') or a.act end))
       and g.describes
