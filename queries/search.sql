@@ -25,7 +25,8 @@
 -- this (a step naming cand, termhit or base twice took it from ~30 ms to ~450 ms). Even key
 -- (part and term inside it) costs ~1 ms per name: what a later step needs of key or term
 -- rides along on the rows it already reads (part carries term's columns, hit key's, base the
--- query's describes and key positions). A materialized step named inside a subquery of
+-- query's describes and key positions, asks the query's role tests, rolex the role words asked
+-- for; cue names term once, through json_each). A materialized step named inside a subquery of
 -- another (`(select ... from key) as k`) may be computed a second time: name it directly. Likewise
 -- a derived column used twice is computed twice once SQLite flattens its subquery: `limit -1
 -- offset 0` keeps such a subquery whole. And an AND or OR that is a value (not a WHERE
