@@ -326,6 +326,11 @@ drop table temp.phrasal_forms;
 -- query's word as written, so each is listed in the forms a question uses (worried, impacted).
 -- A cue of two words matches two neighbouring query words: "what stops working when ...", "do
 -- my apps keep working?" ask what a problem does; "working" alone does not ("working from home").
+-- The check cues (check, verify, investigate, debug, diagnose, troubleshoot) ask how to find out
+-- what is wrong: a Diagnosis or an Investigation, and for the verbs of finding a fault (not
+-- check or verify: "how do I verify the signature" asks no fault) a Troubleshooting section,
+-- the heading most docs give it ("how do I debug X" → "X is unable to connect, how do I
+-- troubleshoot it?"; the porter stem matches both).
 create table mdfts_roles (
   cue  text not null,   -- a query word, lower-case
   word text not null,   -- a heading word that answers it (matched by stem)
@@ -356,4 +361,7 @@ insert into mdfts_roles (cue, word) values
   ('check', 'diagnosis'), ('check', 'investigation'), ('verify', 'diagnosis'), ('verify', 'investigation'),
   ('investigate', 'diagnosis'), ('investigate', 'investigation'), ('debug', 'diagnosis'),
   ('debug', 'investigation'), ('diagnose', 'diagnosis'), ('diagnose', 'investigation'),
+  ('troubleshoot', 'diagnosis'), ('troubleshoot', 'investigation'),
+  ('investigate', 'troubleshooting'), ('debug', 'troubleshooting'), ('diagnose', 'troubleshooting'),
+  ('troubleshoot', 'troubleshooting'),
   ('symptom', 'symptoms'), ('symptoms', 'symptoms');

@@ -869,7 +869,7 @@ weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, 
 -- instead?", "what do I do first"), or opens its condition ("what should I do?", "what should I do
 -- when ...", "what to do if ...") or a fix cue (fix, resolve, mitigate,
 -- ...), unless it asks how to check; chk: a check cue (check, verify, investigate, debug,
--- diagnose; or tell, find out, work out, figure out, track down before an indirect question -
+-- diagnose, troubleshoot; or tell, find out, work out, figure out, track down before an indirect question -
 -- which, if, whether, why ...: "how can I tell whether", "how do I find out which" ask what is
 -- the case, "work out a swap" does not) is the query's verb - within three words after "how"
 -- ("how do I check", "how would I verify"), or anywhere when there is no "how" - and no fix

@@ -146,6 +146,20 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "how do I fix a cracked kiln shelf",
         ("alerts/KilnShelfCracked.md", "Steps"),
     ),
+    # "how do I troubleshoot it?" asks how to find out what is wrong: the Diagnosis, not the
+    # Mitigation that "how do I" alone would pick.
+    "troubleshoot-asks-for-diagnosis": (
+        {
+            "alerts/KilnZoneCold.md": (
+                "# KilnZoneCold\n\n## Meaning\n\nOne zone of the kiln stays more than fifty degrees below "
+                "the set point during a firing.\n\n## Impact\n\nThe glaze in that zone does not mature and "
+                "the pots come out dry and rough.\n\n## Diagnosis\n\nRead each zone thermocouple on the "
+                "panel and compare it with a handheld probe.\n\n## Mitigation\n\nReplace the zone element "
+                "and fire an empty load.\n"),
+        },
+        "one kiln zone stays below the set point, how do I troubleshoot it?",
+        ("alerts/KilnZoneCold.md", "Diagnosis"),
+    ),
     # A query that describes a problem matches the Symptoms section, which restates it; the
     # answer is the Solution beside it.
     "symptoms-then-solution": (
@@ -743,6 +757,26 @@ def test_a_role_heading_names_its_children_not_a_page_title_its_page(tmp_path: P
         role = {h.heading: h.explain["signals"]["role"]["value"] for h in ix.search(q, limit=10, explain=True)
                 if h.explain is not None}
     assert (role["Steps"], role["Mitigation"], role["Diagnosis"], role["Kiln shelf"]) == (1, 1, 0, 0)
+
+
+def test_a_fault_finding_verb_asks_for_a_troubleshooting_heading(tmp_path: Path) -> None:
+    """debug, diagnose, investigate and troubleshoot ask for a Troubleshooting section (by stem:
+    "how do I troubleshoot it?" too); check and verify, which ask no fault, do not."""
+    db = build_case(tmp_path, {"guides/kilns.md": (
+        "# Kilns\n\n## Adding a kiln\n\nTo add a kiln, wire it to the controller and name its zones. A kiln "
+        "you added shows in the list at once.\n\n## The controller cannot see a kiln, how do I troubleshoot "
+        "it?\n\nUnplug the zone cable, wait ten seconds and plug it back.\n")})
+    asked = "The controller cannot see a kiln, how do I troubleshoot it?"
+
+    def roles(verb: str) -> tuple[float, float]:
+        with mdfts.open_index(db) as ix:
+            role = {h.heading: h.explain["signals"]["role"]["value"]
+                    for h in ix.search(f"how do I {verb} a kiln I added to the controller?", limit=5, explain=True)
+                    if h.explain is not None}
+        return role[asked], role["Adding a kiln"]
+
+    assert [roles(v) for v in ("debug", "diagnose", "investigate", "troubleshoot")] == [(1, 0)] * 4
+    assert [roles(v) for v in ("check", "verify")] == [(0, 0)] * 2
 
 
 def test_absent_identifier_is_not_passed_off_as_a_hit(tmp_path: Path) -> None:
