@@ -322,7 +322,9 @@ drop table temp.phrasal_forms;
 -- fix cues are the verbs a question asks what to do with: fix, resolve, solve, mitigate, and
 -- deal ("how do I deal with it"), repair, remedy, remediate. The impact cues ask what a problem
 -- does: happens, affects, consequences, worry, and break ("what could break?"; not "broken",
--- which describes the problem: "is something broken?" asks what it means). A cue matches the
+-- which describes the problem: "is something broken?" asks what it means), how serious or
+-- severe it is, and what can go wrong ("go wrong", "goes wrong"; not "went wrong", which asks
+-- what did: a diagnosis). A cue matches the
 -- query's word as written, so each is listed in the forms a question uses (worried, impacted).
 -- A cue of two words matches two neighbouring query words: "what stops working when ...", "do
 -- my apps keep working?" ask what a problem does; "working" alone does not ("working from home").
@@ -330,7 +332,8 @@ drop table temp.phrasal_forms;
 -- what is wrong: a Diagnosis or an Investigation, and for the verbs of finding a fault (not
 -- check or verify: "how do I verify the signature" asks no fault) a Troubleshooting section,
 -- the heading most docs give it ("how do I debug X" → "X is unable to connect, how do I
--- troubleshoot it?"; the porter stem matches both).
+-- troubleshoot it?"; the porter stem matches both). So do "find out", "figure out" and "track
+-- down" ("how do I find out which container is failing?"), for a Diagnosis or Investigation.
 create table mdfts_roles (
   cue  text not null,   -- a query word, lower-case
   word text not null,   -- a heading word that answers it (matched by stem)
@@ -355,7 +358,8 @@ insert into mdfts_roles (cue, word) values
   ('break', 'impact'), ('breaks', 'impact'),
   ('risk', 'impact'), ('risks', 'impact'), ('harm', 'impact'), ('harms', 'impact'), ('harmful', 'impact'),
   ('hurt', 'impact'), ('hurts', 'impact'), ('suffer', 'impact'), ('fallout', 'impact'),
-  ('danger', 'impact'), ('dangerous', 'impact'),
+  ('danger', 'impact'), ('dangerous', 'impact'), ('serious', 'impact'), ('severe', 'impact'),
+  ('go wrong', 'impact'), ('goes wrong', 'impact'),
   ('stop working', 'impact'), ('stops working', 'impact'), ('keep working', 'impact'),
   ('keeps working', 'impact'), ('still work', 'impact'), ('still working', 'impact'),
   ('check', 'diagnosis'), ('check', 'investigation'), ('verify', 'diagnosis'), ('verify', 'investigation'),
@@ -364,4 +368,6 @@ insert into mdfts_roles (cue, word) values
   ('troubleshoot', 'diagnosis'), ('troubleshoot', 'investigation'),
   ('investigate', 'troubleshooting'), ('debug', 'troubleshooting'), ('diagnose', 'troubleshooting'),
   ('troubleshoot', 'troubleshooting'),
+  ('find out', 'diagnosis'), ('find out', 'investigation'), ('figure out', 'diagnosis'),
+  ('figure out', 'investigation'), ('track down', 'diagnosis'), ('track down', 'investigation'),
   ('symptom', 'symptoms'), ('symptoms', 'symptoms');

@@ -38,6 +38,14 @@ def tool_page(name: str, summary: str, step: str, command: str) -> str:
 # Four one-line tool pages, so that the words of the pages a case is about are rare ones.
 FILLER_TOOLS = {f"pages/tool{i}.md": f"# tool{i}\n\n> Wedge clay on bench {i}.\n\n`tool{i} wedge`\n" for i in range(4)}
 
+KILN_VENT_PAGE = {
+    "alerts/KilnVentStuck.md": (
+        "# KilnVentStuck\n\n## Meaning\n\nThe kiln vent motor has not moved for ten minutes while the kiln "
+        "is firing.\n\n## Impact\n\nFumes stay in the kiln room and the glaze on the top shelf can blister."
+        "\n\n## Diagnosis\n\nLook at the vent motor's status light on the panel to see which relay is stuck."
+        "\n\n## Mitigation\n\nOpen the vent by hand and replace the stuck motor relay after the firing.\n"),
+}
+
 CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
     # CamelCase siblings sharing a prefix: the name's parts name its own page, not a sibling.
     "camelcase-siblings": (
@@ -159,6 +167,30 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         },
         "one kiln zone stays below the set point, how do I troubleshoot it?",
         ("alerts/KilnZoneCold.md", "Diagnosis"),
+    ),
+    # "what can go wrong" and "how serious is it" ask what a problem does: the Impact, not the
+    # Meaning that restates the problem.
+    "go-wrong-asks-for-impact": (
+        KILN_VENT_PAGE,
+        "the kiln vent motor has not moved during a firing, what can go wrong?",
+        ("alerts/KilnVentStuck.md", "Impact"),
+    ),
+    "how-serious-asks-for-impact": (
+        KILN_VENT_PAGE,
+        "the kiln vent motor has not moved during a firing, how serious is it?",
+        ("alerts/KilnVentStuck.md", "Impact"),
+    ),
+    # "find out whether", "track down" ask how to check: the Diagnosis, not the Mitigation that
+    # "how do I" alone would pick.
+    "find-out-asks-for-diagnosis": (
+        KILN_VENT_PAGE,
+        "how do I find out whether the kiln vent motor relay is stuck",
+        ("alerts/KilnVentStuck.md", "Diagnosis"),
+    ),
+    "track-down-asks-for-diagnosis": (
+        KILN_VENT_PAGE,
+        "how do I track down the stuck kiln vent relay?",
+        ("alerts/KilnVentStuck.md", "Diagnosis"),
     ),
     # A query that describes a problem matches the Symptoms section, which restates it; the
     # answer is the Solution beside it.
