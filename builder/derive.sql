@@ -332,8 +332,9 @@ drop table temp.phrasal_forms;
 -- what is wrong: a Diagnosis or an Investigation, and for the verbs of finding a fault (not
 -- check or verify: "how do I verify the signature" asks no fault) a Troubleshooting section,
 -- the heading most docs give it ("how do I debug X" → "X is unable to connect, how do I
--- troubleshoot it?"; the porter stem matches both). So do "find out", "figure out" and "track
--- down" ("how do I find out which container is failing?"), for a Diagnosis or Investigation.
+-- troubleshoot it?"; the porter stem matches both). So do inspect, "look into", "find out",
+-- "figure out" and "track down" ("how do I find out which container is failing?", "what should
+-- I inspect?"), for a Diagnosis or Investigation.
 create table mdfts_roles (
   cue  text not null,   -- a query word, lower-case
   word text not null,   -- a heading word that answers it (matched by stem)
@@ -368,6 +369,7 @@ insert into mdfts_roles (cue, word) values
   ('troubleshoot', 'diagnosis'), ('troubleshoot', 'investigation'),
   ('investigate', 'troubleshooting'), ('debug', 'troubleshooting'), ('diagnose', 'troubleshooting'),
   ('troubleshoot', 'troubleshooting'),
-  ('find out', 'diagnosis'), ('find out', 'investigation'), ('figure out', 'diagnosis'),
+  ('inspect', 'diagnosis'), ('inspect', 'investigation'), ('look into', 'diagnosis'),
+  ('look into', 'investigation'), ('find out', 'diagnosis'), ('find out', 'investigation'), ('figure out', 'diagnosis'),
   ('figure out', 'investigation'), ('track down', 'diagnosis'), ('track down', 'investigation'),
   ('symptom', 'symptoms'), ('symptoms', 'symptoms');

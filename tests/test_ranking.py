@@ -180,7 +180,7 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "the kiln vent motor has not moved during a firing, how serious is it?",
         ("alerts/KilnVentStuck.md", "Impact"),
     ),
-    # "find out whether", "track down" ask how to check: the Diagnosis, not the Mitigation that
+    # "find out whether", "track down", inspect ask how to check: the Diagnosis, not the Mitigation that
     # "how do I" alone would pick.
     "find-out-asks-for-diagnosis": (
         KILN_VENT_PAGE,
@@ -190,6 +190,11 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
     "track-down-asks-for-diagnosis": (
         KILN_VENT_PAGE,
         "how do I track down the stuck kiln vent relay?",
+        ("alerts/KilnVentStuck.md", "Diagnosis"),
+    ),
+    "inspect-asks-for-diagnosis": (
+        KILN_VENT_PAGE,
+        "the kiln vent motor relay is stuck, what should I inspect?",
         ("alerts/KilnVentStuck.md", "Diagnosis"),
     ),
     # A query that describes a problem matches the Symptoms section, which restates it; the
