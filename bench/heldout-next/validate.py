@@ -90,12 +90,12 @@ def main():
         root = os.path.join(CORPORA, corpus)
         qfile = os.path.join(HERE, corpus + ".queries.jsonl")
         with open(qfile, encoding="utf-8") as f:
-            rows = [json.loads(l) for l in f if l.strip()]
+            rows = [json.loads(line) for line in f if line.strip()]
         used = set()
         with open(os.path.join(BENCH, "heldout", corpus + ".queries.jsonl"), encoding="utf-8") as f:
-            for l in f:
-                if l.strip():
-                    for g in json.loads(l)["gold"]:
+            for line in f:
+                if line.strip():
+                    for g in json.loads(line)["gold"]:
                         used.add((g["path"], g["line"]))
         all_heads = []
         for p in corpus_files(root):
@@ -128,7 +128,8 @@ def main():
                 if g["line"] not in hs:
                     problems.append(f"{rid}: no heading at {g['path']}:{g['line']}")
                 elif hs[g["line"]] != g["heading"]:
-                    problems.append(f"{rid}: heading at {g['path']}:{g['line']} is {hs[g['line']]!r}, gold says {g['heading']!r}")
+                    problems.append(f"{rid}: heading at {g['path']}:{g['line']} is {hs[g['line']]!r}, "
+                                    f"gold says {g['heading']!r}")
                 if (g["path"], g["line"]) in used:
                     problems.append(f"{rid}: gold {g['path']}:{g['line']} used by an earlier round")
             pages.append({g["path"] for g in gold})

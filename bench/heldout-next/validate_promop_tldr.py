@@ -96,7 +96,7 @@ def earlier_gold(stem):
 def check(stem, prefix, unit):
     root = os.path.join(CORPORA, stem)
     qpath = os.path.join(HERE, stem + ".queries.jsonl")
-    rows = [json.loads(l) for l in open(qpath, encoding="utf-8") if l.strip()]
+    rows = [json.loads(line) for line in open(qpath, encoding="utf-8") if line.strip()]
     if len(rows) != len(KINDS):
         problem(f"{stem}: {len(rows)} queries, want {len(KINDS)}")
     used = earlier_gold(stem)
@@ -156,9 +156,9 @@ def check(stem, prefix, unit):
             if holding != gset:
                 problem(f"{rid}: sections holding {q!r}: {sorted(holding)}; gold: {sorted(gset)}")
             if unit == "section":
-                for p, l in holding:
-                    if (p, l) in used:
-                        problem(f"{rid}: {q!r} is also in used section {p}:{l}")
+                for p, ln in holding:
+                    if (p, ln) in used:
+                        problem(f"{rid}: {q!r} is also in used section {p}:{ln}")
         if unit == "page" and kind in ("natural", "paraphrase"):
             for g in gold:
                 if g["heading"].lower() not in q.lower():
