@@ -324,8 +324,8 @@ drop table temp.phrasal_forms;
 -- does: happens, affects, consequences, worry, and break ("what could break?"; not "broken",
 -- which describes the problem: "is something broken?" asks what it means), how serious or
 -- severe it is, and what can go wrong ("go wrong", "goes wrong"; not "went wrong", which asks
--- what did: a diagnosis). A cue matches the
--- query's word as written, so each is listed in the forms a question uses (worried, impacted).
+-- what did: a diagnosis). A cue matches the query's word as written, so each is listed in the
+-- forms a question uses (worried, impacted).
 -- A cue of two words matches two neighbouring query words: "what stops working when ...", "do
 -- my apps keep working?" ask what a problem does; "working" alone does not ("working from home").
 -- The check cues (check, verify, investigate, debug, diagnose, troubleshoot) ask how to find out
@@ -370,6 +370,7 @@ insert into mdfts_roles (cue, word) values
   ('investigate', 'troubleshooting'), ('debug', 'troubleshooting'), ('diagnose', 'troubleshooting'),
   ('troubleshoot', 'troubleshooting'),
   ('inspect', 'diagnosis'), ('inspect', 'investigation'), ('look into', 'diagnosis'),
-  ('look into', 'investigation'), ('find out', 'diagnosis'), ('find out', 'investigation'), ('figure out', 'diagnosis'),
-  ('figure out', 'investigation'), ('track down', 'diagnosis'), ('track down', 'investigation'),
+  ('look into', 'investigation'), ('find out', 'diagnosis'), ('find out', 'investigation'),
+  ('figure out', 'diagnosis'), ('figure out', 'investigation'), ('track down', 'diagnosis'),
+  ('track down', 'investigation'),
   ('symptom', 'symptoms'), ('symptoms', 'symptoms');

@@ -869,8 +869,8 @@ weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, 
 -- instead?", "what do I do first"), or opens its condition ("what should I do?", "what should I do
 -- when ...", "what to do if ...") or a fix cue (fix, resolve, mitigate,
 -- ...), unless it asks how to check; chk: a check cue (check, verify, investigate, debug,
--- diagnose, troubleshoot; or tell, find out, work out, figure out, track down before an indirect question -
--- which, if, whether, why ...: "how can I tell whether", "how do I find out which" ask what is
+-- diagnose, troubleshoot, inspect; or tell, find out, work out, figure out, track down before an
+-- indirect question - which, if, whether, why ...: "how can I tell whether", "how do I find out which" ask what is
 -- the case, "work out a swap" does not) is the query's verb - within three words after "how"
 -- ("how do I check", "how would I verify"), or anywhere when there is no "how" - and no fix
 -- cue is (in "how do I get it accepted
@@ -879,7 +879,10 @@ weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, 
 -- SQLite copied it into each place base reads it (2-3 % of p50 at 10k sections); rq: the query
 -- names a cue of what a problem is or does (mean, what happens, impact, affects, symptoms: see
 -- `role`), so it asks for that section of a runbook-like page (see base's sym and ans); not a
--- fix or check cue (act and chk weigh those by where they stand) nor "why" (see base)
+-- fix or check cue (act and chk weigh those by where they stand) nor "why" (see base); wq: the
+-- query names a cue whose role says what a problem is (why, mean, impact: Meaning, Impact,
+-- Investigation), not a check cue nor a why that a check verb opens, so such a section is
+-- asked for and is no `sym` for base (worked out here, once, not per candidate in base)
 asks(act, chk, rq, wq) as materialized (
   select (select count(*) from raw as a left join raw as b on b.pos = a.pos + 1
      where (lower(a.v) = 'how'
