@@ -323,9 +323,13 @@ drop table temp.phrasal_forms;
 -- deal ("how do I deal with it"), repair, remedy, remediate. The impact cues ask what a problem
 -- does: happens, affects, consequences, worry, and break ("what could break?"; not "broken",
 -- which describes the problem: "is something broken?" asks what it means), how serious or
--- severe it is, and what can go wrong ("go wrong", "goes wrong"; not "went wrong", which asks
--- what did: a diagnosis). A cue matches the query's word as written, so each is listed in the
--- forms a question uses (worried, impacted).
+-- severe it is, what can go wrong ("go wrong", "goes wrong"; not "went wrong", which asks
+-- what did: a diagnosis) and what problems it causes ("what problems can it cause?", "is it a
+-- problem if ...?"; "a problem" alone is not: "I have a problem with X" asks how to fix it).
+-- The meaning cues ask what a thing is for or when it fires: mean, "what's the point of X?",
+-- "when does the alert go off?" (not fire: "fire the drill alert" is an act). A cue matches
+-- the query's word as written, so each is listed in the forms a question uses (worried,
+-- impacted).
 -- A cue of two words matches two neighbouring query words: "what stops working when ...", "do
 -- my apps keep working?" ask what a problem does; "working" alone does not ("working from home").
 -- The check cues (check, verify, investigate, debug, diagnose, troubleshoot) ask how to find out
@@ -351,6 +355,8 @@ insert into mdfts_roles (cue, word) values
   ('remedy', 'mitigation'), ('remedy', 'solution'), ('remedy', 'resolution'), ('remedy', 'workaround'),
   ('remediate', 'mitigation'), ('remediate', 'remediation'), ('remediate', 'workaround'),
   ('mean', 'meaning'), ('mean', 'description'), ('means', 'meaning'), ('means', 'description'),
+  ('point of', 'meaning'), ('point of', 'description'), ('go off', 'meaning'), ('go off', 'description'),
+  ('goes off', 'meaning'), ('goes off', 'description'),
   ('why', 'cause'), ('why', 'causes'), ('why', 'reason'), ('why', 'investigation'),
   ('impact', 'impact'), ('happens', 'impact'), ('happen', 'impact'), ('affect', 'impact'),
   ('affects', 'impact'), ('affected', 'impact'), ('consequence', 'impact'), ('consequences', 'impact'),
@@ -361,6 +367,7 @@ insert into mdfts_roles (cue, word) values
   ('hurt', 'impact'), ('hurts', 'impact'), ('suffer', 'impact'), ('fallout', 'impact'),
   ('danger', 'impact'), ('dangerous', 'impact'), ('serious', 'impact'), ('severe', 'impact'),
   ('go wrong', 'impact'), ('goes wrong', 'impact'),
+  ('what problems', 'impact'), ('problems can', 'impact'), ('problem if', 'impact'),
   ('stop working', 'impact'), ('stops working', 'impact'), ('keep working', 'impact'),
   ('keeps working', 'impact'), ('still work', 'impact'), ('still working', 'impact'),
   ('check', 'diagnosis'), ('check', 'investigation'), ('verify', 'diagnosis'), ('verify', 'investigation'),

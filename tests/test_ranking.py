@@ -180,6 +180,29 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "the kiln vent motor has not moved during a firing, how serious is it?",
         ("alerts/KilnVentStuck.md", "Impact"),
     ),
+    # "what problems can it cause" and "is it a problem if" ask what a problem does: the Impact.
+    "what-problems-asks-for-impact": (
+        KILN_VENT_PAGE,
+        "what problems can a stuck kiln vent motor cause during a firing?",
+        ("alerts/KilnVentStuck.md", "Impact"),
+    ),
+    "problem-if-asks-for-impact": (
+        KILN_VENT_PAGE,
+        "is it a problem if the kiln vent motor has not moved during a firing?",
+        ("alerts/KilnVentStuck.md", "Impact"),
+    ),
+    # "what's the point of X" and "when does X go off" ask what an alert is and when it fires:
+    # the Meaning, not the Mitigation and Diagnosis that name the relay.
+    "point-of-asks-for-meaning": (
+        KILN_VENT_PAGE,
+        "what's the point of the kiln vent relay alert?",
+        ("alerts/KilnVentStuck.md", "Meaning"),
+    ),
+    "go-off-asks-for-meaning": (
+        KILN_VENT_PAGE,
+        "when does the stuck vent relay alert go off?",
+        ("alerts/KilnVentStuck.md", "Meaning"),
+    ),
     # "find out whether", "track down", inspect ask how to check: the Diagnosis, not the Mitigation that
     # "how do I" alone would pick.
     "find-out-asks-for-diagnosis": (
