@@ -323,11 +323,13 @@ drop table temp.phrasal_forms;
 -- deal ("how do I deal with it"), repair, remedy, remediate. The impact cues ask what a problem
 -- does: happens, affects, consequences, worry, and break ("what could break?"; not "broken",
 -- which describes the problem: "is something broken?" asks what it means), how serious or
--- severe it is, what can go wrong ("go wrong", "goes wrong"; not "went wrong", which asks
--- what did: a diagnosis) and what problems it causes ("what problems can it cause?", "is it a
--- problem if ...?"; "a problem" alone is not: "I have a problem with X" asks how to fix it).
--- The meaning cues ask what a thing is for or when it fires: mean, "what's the point of X?",
--- "when does the alert go off?" (not fire: "fire the drill alert" is an act). A cue matches
+-- severe, bad or risky it is, what can go wrong ("go wrong", "goes wrong"; not "went wrong",
+-- which asks what did: a diagnosis) and what problems it causes ("what problems can it
+-- cause?", "is it a problem if ...?"; "a problem" alone is not: "I have a problem with X" asks
+-- how to fix it; nor lose: "how many degrees does it lose" asks a quantity). The meaning cues ask what a thing is for
+-- or when it fires: mean, "what's the point of X?", "when does the alert go off?", "how long
+-- can it run before the alert fires?" (a runbook's Meaning states the alert's condition and
+-- its duration; not fire: "fire the drill alert" is an act). A cue matches
 -- the query's word as written, so each is listed in the forms a question uses (worried,
 -- impacted).
 -- A cue of two words matches two neighbouring query words: "what stops working when ...", "do
@@ -356,7 +358,7 @@ insert into mdfts_roles (cue, word) values
   ('remediate', 'mitigation'), ('remediate', 'remediation'), ('remediate', 'workaround'),
   ('mean', 'meaning'), ('mean', 'description'), ('means', 'meaning'), ('means', 'description'),
   ('point of', 'meaning'), ('point of', 'description'), ('go off', 'meaning'), ('go off', 'description'),
-  ('goes off', 'meaning'), ('goes off', 'description'),
+  ('goes off', 'meaning'), ('goes off', 'description'), ('how long', 'meaning'), ('how long', 'description'),
   ('why', 'cause'), ('why', 'causes'), ('why', 'reason'), ('why', 'investigation'),
   ('impact', 'impact'), ('happens', 'impact'), ('happen', 'impact'), ('affect', 'impact'),
   ('affects', 'impact'), ('affected', 'impact'), ('consequence', 'impact'), ('consequences', 'impact'),
@@ -368,6 +370,7 @@ insert into mdfts_roles (cue, word) values
   ('danger', 'impact'), ('dangerous', 'impact'), ('serious', 'impact'), ('severe', 'impact'),
   ('go wrong', 'impact'), ('goes wrong', 'impact'),
   ('what problems', 'impact'), ('problems can', 'impact'), ('problem if', 'impact'),
+  ('how bad', 'impact'), ('risky', 'impact'),
   ('stop working', 'impact'), ('stops working', 'impact'), ('keep working', 'impact'),
   ('keeps working', 'impact'), ('still work', 'impact'), ('still working', 'impact'),
   ('check', 'diagnosis'), ('check', 'investigation'), ('verify', 'diagnosis'), ('verify', 'investigation'),

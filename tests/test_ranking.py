@@ -191,6 +191,23 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "is it a problem if the kiln vent motor has not moved during a firing?",
         ("alerts/KilnVentStuck.md", "Impact"),
     ),
+    # "how bad is it" and "how risky" ask what a problem does: the Impact.
+    "how-bad-asks-for-impact": (
+        KILN_VENT_PAGE,
+        "the kiln vent motor relay is stuck, how bad is it?",
+        ("alerts/KilnVentStuck.md", "Impact"),
+    ),
+    "how-risky-asks-for-impact": (
+        KILN_VENT_PAGE,
+        "how risky is a stuck vent relay?",
+        ("alerts/KilnVentStuck.md", "Impact"),
+    ),
+    # "how long can X ... before the alert" asks for the alert's condition: the Meaning.
+    "how-long-asks-for-meaning": (
+        KILN_VENT_PAGE,
+        "how long can the vent relay be stuck before the alert?",
+        ("alerts/KilnVentStuck.md", "Meaning"),
+    ),
     # "what's the point of X" and "when does X go off" ask what an alert is and when it fires:
     # the Meaning, not the Mitigation and Diagnosis that name the relay.
     "point-of-asks-for-meaning": (
@@ -920,7 +937,7 @@ def test_a_lead_in_keeps_what_does_not_ask_how(tmp_path: Path) -> None:
     ("the kiln door was left open and the firing stalls, what does it mean?", "Meaning"),
     ("how long was the kiln door left open before the firing stalls", "Meaning"),
     ("how few degrees must the kiln lose with its door left open before the firing stalls", "Meaning"),
-    ("how bad is it when the kiln door was left open and the firing stalls", "Meaning"),
+    ("how bad is it when the kiln door was left open and the firing stalls", "Impact"),
     ("the kiln door was left open and the firing stalls", "Meaning"),
     ("how do I get a firing going again after the kiln door was left open and it stalls", "Mitigation"),
     ("the kiln door keeps being left open and the firing stalls, what should I do instead?", "Mitigation"),
@@ -929,7 +946,8 @@ def test_a_lead_in_keeps_what_does_not_ask_how(tmp_path: Path) -> None:
         "do-instead", "do-first"])
 def test_meaning_hands_to_mitigation_only_when_asked_what_to_do(tmp_path: Path, query: str, heading: str) -> None:
     """Meaning keeps a question that asks what it means, asks a quantity or a degree ("how long",
-    "how few", "how bad": how and a word of measure), or only describes; "how do I ...", and a
+    "how few": how and a word of measure), or only describes, and "how bad is it" asks for the
+    Impact; none of them asks what to do. "how do I ...", and a
     "do" that closes the question ("what should I do instead?", "what do I do first"), ask for
     the Mitigation."""
     files, _, _ = CASES["asks-what-to-do-gets-mitigation"]
