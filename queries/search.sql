@@ -672,11 +672,13 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          stop words earns nothing); the share is at most 1 (two forms of a word, "files ...
 --          file", name file.md once); a term written after "with", "using" or "via" (a stop
 --          word too, see term: "with at") that is a word of the file name, when the query
---          names every word of it ("tidy up a JSON blob using jq" for jq.md), names the tool
---          the query says to use, so that page gets the whole credit: the task's verb may
---          name another page (tidy.md), the tool word is what picks the page; of several such
---          pages, the one of the longest name ("with terraform plan": terraform-plan.md, not
---          terraform.md, see signal);
+--          names every word of it ("tidy up a JSON blob using jq" for jq.md), each in the
+--          words right after that with (as many as the name has), names the tool the query
+--          says to use, so that page gets the whole credit: the task's verb may name another
+--          page (tidy.md), the tool word is what picks the page ("apply a patch with git am"
+--          names git-am.md, not git-apply.md, whose apply is the task's verb); of several
+--          such pages, the one of the longest name ("with terraform plan": terraform-plan.md,
+--          not terraform.md, see signal);
 --   phrase the whole text, two words or more, occurs as a phrase (an error message, a quoted
 --          log line);
 --   role   the query asks for a kind of section ("how do I fix" → Mitigation, Solution) and
@@ -785,12 +787,15 @@ feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, te
     sum(th.in_head) as nin, min(1.0, sum(th.in_head) * 1.0 / max(max(th.nhead), 1)) as hcount,
     max(th.multi and th.in_head) as mh,
     -- (file, in the outer select: fsh, the file name's share the query names, squared, times
-    -- fidf; fwith: a word of the file name is right after with, using or via, and with fsh 1 the
-    -- query names all of it; fnw: its number of words, see signal)
+    -- fidf; fwith: a word of the file name is right after with, using or via, every word of
+    -- it the query names stands in the fnw words after one of them, and with fsh 1 the query
+    -- names all of it; fnw: its number of words, see signal)
     min(1.0, (sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) + max(th.nstop)) * 1.0 / max(th.nw))
       as fsh,
     sqrt(sum(th.idf * th.in_file) / max(th.total)) as fidf,
-    max(th.in_file and th.pos in (select pos from term where prv in ('with', 'using', 'via'))) as fwith,
+    max(th.in_file and th.pos in (select pos from term where prv in ('with', 'using', 'via')))
+      and sum(th.in_file and not exists (select 1 from raw as r where lower(r.v) in ('with', 'using', 'via')
+                                          and th.pos between r.pos + 1 and r.pos + th.nw)) = 0 as fwith,
     max(th.nw) as fnw,
     sum(case when not th.ident then 0 when th.tok or th.in_doc or th.in_page then 1.0 else 0 end)
       / max(sum(th.ident), 1) as ident,

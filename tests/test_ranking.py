@@ -743,6 +743,20 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "glaze up and colour a batch of mugs using dip",
         ("pages/dip.md", "dip"),
     ),
+    # The words after "with" spell the page's whole name: "with kilnctl am" names kilnctl-am.md
+    # (am a stop word), not kilnctl-apply.md, whose two words the query writes too, one of them
+    # as its verb.
+    "with-words-spell-the-page": (
+        {
+            "pages/kilnctl-am.md": tool_page("kilnctl am", "Apply a firing schedule from a mailed schedule file.",
+                                             "Apply the schedule in a mailed file", "kilnctl am {{path/to/file}}"),
+            "pages/kilnctl-apply.md": tool_page("kilnctl apply", "Apply a glaze coat or a firing schedule to a kiln.",
+                                                "Apply a firing schedule to kiln 2", "kilnctl apply --kiln 2 {{schedule}}"),
+            **FILLER_TOOLS,
+        },
+        "how do I apply a firing schedule with kilnctl am?",
+        ("pages/kilnctl-am.md", "kilnctl am"),
+    ),
     # A word with a version number (firelink/2, as HTTP/2 or TLS1.2) names a protocol, a common
     # word of the field, not one thing: the page whose code block writes it is not the page
     # about it (each of its sections took the identifier's full credit), and the FAQ that
