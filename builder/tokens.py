@@ -64,6 +64,11 @@ _WORD = re.compile(r"[A-Za-z0-9_$][\w.$-]*")
 # Any scheme (postgres://, redis://, s3://): DSNs in ENV examples are URLs too.
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/$.?#][^\s`'\"<>()\[\]{}|]*")
 _FLAG = re.compile(r"--[A-Za-z0-9][A-Za-z0-9_-]*")
+# A key and its value in code, as one string: a label selector (`-l alertmanager=main`), an
+# option and its value (`-mhe=on`, `-Dlog.level=debug`), a setting (`image.tag=1.2`). A key of
+# two characters or more (not a loop's `i=0`); the value a word, number, path or host, no
+# placeholder (`-mhe={{on}}` is the form, not the string). Its words count on their own too.
+_PAIR = re.compile(r"-{0,2}[A-Za-z][\w.-]*[A-Za-z0-9]=[\w.:/@-]*[A-Za-z0-9]")
 _PATH = re.compile(r"(?:~|\.{1,2})?/?[\w.@+-]+(?:/[\w.@+-]+)+/?")
 # A protocol or product and its version written with a slash (HTTP/2, HTTP/1.1, TLS/1.3,
 # Mozilla/5.0): a name of two letters or more with a capital first, as such names are written
@@ -188,6 +193,10 @@ def _chunk_tokens(chunk: str, in_code: bool) -> tuple[tuple[str, TokenKind], ...
         ):
             return ((word, "file_path"),)
     found: list[tuple[str, TokenKind]] = []
+    if in_code and "=" in chunk:
+        pair = _strip(chunk)
+        if _PAIR.fullmatch(pair):
+            found.append((pair, "name"))
     for m in _WORD.finditer(chunk):
         word = _strip(m.group())
         if len(word) < 2:

@@ -50,7 +50,8 @@ raw(pos, v) as (
 -- mdfts.tokens.normalize) and of a possessive 's (my app's logs: the docs write "app", and
 -- FTS5 reads app's as the phrase "app s"), its ASCII lower-case form; strong: it is an exact identifier in the
 -- index (anything but a plain code span or a kebab name of one or two parts: a kebab name of
--- three or more, like a feature flag, is as specific as any identifier); ident: it is one, or is shaped like
+-- three or more, like a feature flag, is as specific as any identifier, and so is a key and
+-- its value, alertmanager=main or -mhe=on, see mdfts.tokens); ident: it is one, or is shaped like
 -- one though no section holds it (camelCase, snake_case, a --flag, dotted.name, letters with
 -- digits): a hit that holds none of the query's identifiers is flagged (`exact` = 0), but a
 -- word of two letters or more with a version number (HTTP/2, TLS1.2, IPv6, python3: `ver`) is
@@ -75,7 +76,7 @@ term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt, asksym) as material
       -- (token_df says it for a token of two sections or more; else its rows are few)
       coalesce((select strong from token_df where norm = n),
                exists (select 1 from tokens as tk where tk.norm = n and tk.kind not in ('name', 'code')))
-        or (n glob '*?-?*-?*' and exists (select 1 from tokens as tk where tk.norm = n)) as strong,
+        or ((n glob '*?-?*-?*' or n glob '*?=?*') and exists (select 1 from tokens as tk where tk.norm = n)) as strong,
       -- (a stop word written after with, using or via that is a page's whole file name, see
       -- mdfts_stopwords.page, is the tool the query names: "... in 5 minutes with at" for
       -- at.md, "using which")

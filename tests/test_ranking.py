@@ -757,6 +757,20 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "how do I apply a firing schedule with kilnctl am?",
         ("pages/kilnctl-am.md", "kilnctl am"),
     ),
+    # A key and its value written as one string in code (a label selector) is an exact token:
+    # the section whose command holds it wins over one whose prose holds its two words.
+    "key-value-is-an-exact-token": (
+        {
+            "kiln/logs.md": (
+                "# Kiln logs\n\n## Reading the north kiln's log\n\nThe kiln north of the door logs each "
+                "firing; the north kiln log lists the kiln, north or south, and the cone.\n\n"
+                "## Controller logs by label\n\nEach controller pod carries its kiln label:\n\n"
+                "```\nkubectl logs -l kiln=north -c controller\n```\n"),
+            **{f"notes/n{i}.md": f"# Note {i}\n\n## Clay\n\nClay for bench {i} is wedged by hand.\n" for i in range(4)},
+        },
+        "kiln=north",
+        ("kiln/logs.md", "Controller logs by label"),
+    ),
     # A word with a version number (firelink/2, as HTTP/2 or TLS1.2) names a protocol, a common
     # word of the field, not one thing: the page whose code block writes it is not the page
     # about it (each of its sections took the identifier's full credit), and the FAQ that
@@ -1060,6 +1074,18 @@ def test_a_tool_page_wins_by_name_only_when_the_query_says_to_use_it(tmp_path: P
     db = build_case(tmp_path, files)
     assert [h.path for h in mdfts.search(db, "glaze up and colour a batch of mugs", limit=1)] == ["pages/glaze.md"]
     assert [h.path for h in mdfts.search(db, "glaze up and colour a batch of mugs using dip", limit=1)] == ["pages/dip.md"]
+
+
+def test_a_key_and_its_value_is_an_identifier_the_hit_must_hold(tmp_path: Path) -> None:
+    """kiln=north, held as a token, is an identifier of the query (its credit, and the honest
+    hit's `exact` flag), as a kebab name of three parts is; a plain word pair is not."""
+    files, q, _ = CASES["key-value-is-an-exact-token"]
+    db = build_case(tmp_path, files)
+    hit = mdfts.search(db, q, limit=1, explain=True)[0]
+    assert hit.explain is not None and hit.explain["identifiers"] == 1 and hit.exact is True
+    assert hit.explain["signals"]["ident"]["value"] == 1.0
+    plain = mdfts.search(db, "kiln north", limit=1, explain=True)[0]
+    assert plain.explain is not None and plain.explain["identifiers"] == 0
 
 
 def test_hardware_words_find_their_synonyms(tmp_path: Path) -> None:

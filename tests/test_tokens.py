@@ -56,6 +56,13 @@ CASES = [
     ("fence", "cat /proc/1 release/2.14 X/2 Logs/2024 Ab/02",
      [("/proc/1", "file_path"), ("Ab/02", "file_path"), ("Logs/2024", "file_path"), ("X/2", "file_path"),
       ("release/2.14", "file_path")]),
+    # a key and its value in code is one string too (a label selector, an option's value); its
+    # words count on their own; not in prose, not with a placeholder, not a one-letter key
+    ("fence", "kubectl logs -l alertmanager=main -c am", [("alertmanager=main", "name")]),
+    ("fence", "7z a -mhe=on -Dlog.level=debug",
+     [("-Dlog.level=debug", "name"), ("-mhe=on", "name"), ("Dlog.level", "dotted")]),
+    ("fence", "7za a -mhe={{on}} i=0", []),
+    ("text", "set alertmanager=main in prose", []),
 ]
 
 
@@ -67,7 +74,8 @@ CASES = [
         "kebab-in-code", "kebab-in-fence", "kebab-in-prose", "kebab-with-digit-in-prose", "versions-dotted",
         "abbreviations", "file-paths", "file-name", "prose-slashes", "url-and-hosts", "dsn-after-equals",
         "code-span-verbatim", "heading", "punctuation-around", "no-tokens", "version-after-slash-in-code",
-        "version-after-slash-in-prose", "paths-ending-in-a-number",
+        "version-after-slash-in-prose", "paths-ending-in-a-number", "key-value-in-code",
+        "option-values-in-code", "no-pair-with-placeholder-or-one-letter-key", "no-pair-in-prose",
     ],
 )
 def test_kinds(source: str, text: str, expected: list[tuple[str, str]]) -> None:
@@ -146,6 +154,7 @@ def test_sections_of_a_document_get_their_tokens() -> None:
     doc = split_sections("x.md", "# Deploy\n\nRun `make deploy`.\n\n```bash\nexport API_KEY=1\n```\n")
     assert [(t.token, t.kind, t.source) for t in doc.sections[0].tokens] == [
         ("API_KEY", "env_var", "fence"),
+        ("API_KEY=1", "name", "fence"),
         ("make deploy", "code", "code"),
     ]
 
