@@ -326,12 +326,12 @@ drop table temp.phrasal_forms;
 -- severe, bad or risky it is, what can go wrong ("go wrong", "goes wrong"; not "went wrong",
 -- which asks what did: a diagnosis) and what problems it causes ("what problems can it
 -- cause?", "is it a problem if ...?"; "a problem" alone is not: "I have a problem with X" asks
--- how to fix it; nor lose: "how many degrees does it lose" asks a quantity). The meaning cues ask what a thing is for
--- or when it fires: mean, "what's the point of X?", "when does the alert go off?", "how long
--- can it run before the alert fires?" (a runbook's Meaning states the alert's condition and
--- its duration; not fire: "fire the drill alert" is an act). A cue matches
--- the query's word as written, so each is listed in the forms a question uses (worried,
--- impacted).
+-- how to fix it; nor lose: "how many degrees does it lose" asks a quantity). The meaning cues
+-- ask what a thing is for or when it fires: mean, "what's the point of X?", "when does the
+-- alert go off?", "how long can it run before the alert fires?" (a runbook's Meaning states
+-- the alert's condition and its duration; not fire: "fire the drill alert" is an act). A cue
+-- matches the query's word as written, so each is listed in the forms a question uses
+-- (worried, impacted).
 -- A cue of two words matches two neighbouring query words: "what stops working when ...", "do
 -- my apps keep working?" ask what a problem does; "working" alone does not ("working from home").
 -- The check cues (check, verify, investigate, debug, diagnose, troubleshoot) ask how to find out
