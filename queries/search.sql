@@ -821,10 +821,14 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
     case when f.fwith and f.fnw >= max(case when f.fwith then f.fnw end) over () then 1.0
          else min(f.file, 1.0) end,
     -- (phrase: a substring test over the section's first 20,000 characters, case folded; a
-    -- phrase lookup in FTS5 would walk the doclists of the query's stop words)
+    -- phrase lookup in FTS5 would walk the doclists of the query's stop words. A link
+    -- reference's label is markup no reader sees, so the text as a label - `[old rota][pugmill
+    -- cleaning]` and its definition `[pugmill cleaning]: https://...` - is taken out first; a
+    -- link's own text, `[pugmill cleaning](...)`, is seen and stays)
     case when (select count(*) from raw) >= 2 then
-      coalesce((select instr(lower(substr(s.text, 1, 20000)), lower(trim((select s from q)))) > 0
-                from sections as s where s.id = f.id), 0)
+      coalesce((select instr(replace(replace(lower(substr(s.text, 1, 20000)), '][' || x.p || ']', ''),
+                                     '[' || x.p || ']:', ''), x.p) > 0
+                from sections as s, (select lower(trim(s)) as p from q) as x where s.id = f.id), 0)
     else 0 end,
     -- (role: no lookup at all when the query names no role cue; the role words in the heading
     -- column, by highlight() of a plain match: a column filter, `head : (...)`, on a row that

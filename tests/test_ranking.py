@@ -812,6 +812,25 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "rims split within hours without being covered",
         ("studio/drying.md", "Cracked rims"),
     ),
+    # A link reference's label is markup: "pugmill cleaning" in `[old rota][pugmill cleaning]`
+    # and its definition is no phrase of the Pugmill motor section, which took the phrase credit
+    # from the section the query names (system in the file name, task in the heading).
+    "link-label-is-no-phrase": (
+        {
+            "studio/pugmill.md": (
+                "# Pugmill\n\n## Cleaning\n\nScrape the barrel and the auger every Friday, then run a "
+                "handful of soft clay through to push the last of the old batch out. Wear gloves: the "
+                "auger's edge is sharp. Put the scrapings in the reclaim bucket, never in the sink.\n\n"
+                "## Pugmill motor\n\nThe pugmill motor is rated for eight hours a day; let the pugmill "
+                "cool for an hour after a long run. Before 2020 the motor was checked at each cleaning, "
+                "see the [old rota][pugmill cleaning].\n\n[pugmill cleaning]: https://example.org/rota\n"),
+            "studio/kiln.md": (
+                "# Kiln\n\n## Loading\n\nLoad the tallest pots at the back, on the shelf nearest the "
+                "elements.\n\n## Cleaning\n\nVacuum the kiln floor after every firing.\n"),
+        },
+        "pugmill cleaning",
+        ("studio/pugmill.md", "Cleaning"),
+    ),
 }
 
 
@@ -840,6 +859,17 @@ def test_mechanism_first_hit(tmp_path: Path, case: str) -> None:
     db = build_case(tmp_path, files)
     hits = mdfts.search(db, q, limit=3)
     assert [(h.path, h.heading if first[1] is not None else None) for h in hits][:1] == [first]
+
+
+def test_a_links_own_text_is_a_phrase_but_its_reference_label_is_not(tmp_path: Path) -> None:
+    db = build_case(tmp_path, {
+        "studio/pugmill.md": (
+            "# Pugmill\n\n## Seen\n\nThe [pugmill cleaning](https://example.org/rota) rota is on the "
+            "door.\n\n## Label\n\nThe rota is on the door: [the rota][pugmill cleaning].\n\n"
+            "## Definition\n\nThe rota is on the door.\n\n[Pugmill Cleaning]: https://example.org/rota\n"),
+    })
+    phrase = signal_by_heading(db, "pugmill cleaning", "phrase")
+    assert phrase == {"Seen": 1.0, "Label": 0.0, "Definition": 0.0, "Pugmill": 0.0}
 
 
 @pytest.mark.parametrize(
