@@ -2,8 +2,8 @@
 -- params:  :q (required) the user's text, any characters (it is never passed to MATCH as is);
 --          :limit rows to return, default 10; :explain 1 to fill the explain column
 -- returns: rank, id, path, heading, trail (JSON array), anchor, level, start_line, end_line,
---          score (higher is better), snippet (plain text below the heading, the first key word
---          [marked]), body, exact (1 when the query names no identifier
+--          score (higher is better), snippet (prose below the heading, links read as their
+--          text, the first key word [marked]), body, exact (1 when the query names no identifier
 --          or the section holds one of them exactly, else 0), explain (JSON when :explain:
 --          each signal's value, weight and share of the score, and how each query term
 --          matched); best first, ties by id. No rows when the text has no usable term.
@@ -1071,40 +1071,101 @@ ranked(id, score, bm, cover, exact, hprec, file, phrase, role, empty, ident, ans
               from close as b, weight as w) as b) as b, weight as w
   order by 2 desc, 1
   limit (select lim from q)
+),
+-- The snippet, in three steps over the returned rows only (`ranked` holds at most :limit): up to
+-- 160 characters of prose around the first key word (by its stem's prefix) found in the first
+-- 20,000 characters of the section's text below its heading, the word marked [like this]. instr
+-- and substr over a bounded prefix: the cost does not grow with the section or with repeats
+-- (FTS5's snippet() is quadratic in how often a term repeats within a section).
+-- snip_x: the text as prose. Line breaks and tabs read as spaces, so a marked word ends at the
+-- end of its line; the heading line (and a setext heading's underline) is left out (the hit
+-- shows its heading already) unless nothing follows it; table pipes and rules are blanked, runs
+-- of spaces folded. (The prefix is
+-- cut once: `limit -1 offset 0` keeps its subquery whole, not copied into each use of w.)
+snip_x as materialized (
+  select r.*,
+    (select trim(replace(replace(replace(replace(replace(replace(replace(replace(replace(
+              coalesce(nullif(case when lv = 0 then w
+                                   when instr(w, char(10)) > 0
+                                   then (select ltrim(case when trim(substr(t, 1, instr(t || char(10), char(10)) - 1),
+                                                                     '=- ' || char(13)) = ''
+                                                           then substr(t, instr(t || char(10), char(10)) + 1)
+                                                           else t end, char(10) || char(13) || ' ')
+                                         from (select substr(w, instr(w, char(10)) + 1) as t))
+                                   else '' end, ''), ltrim(w, '# ')),
+              char(10), ' '), char(13), ' '), char(9), ' '), '|', ' '), '---', ''),
+              '   ', ' '), '   ', ' '), '  ', ' '), '  ', ' '))
+     from (select s.level as lv, substr(s.text, 1, 20000) as w from sections_full as s where s.id = r.id
+           limit -1 offset 0)) as x
+  from ranked as r
+),
+-- snip_at: where the first key word starts in that prose (`at`, 0 when none is there) and the
+-- prefix of its stem that found it (`w`: the term less its last two letters, at least three),
+-- as a pair from one subquery a row (a join of snip_x with itself instead doubled the compile).
+snip_at as materialized (
+  select r.*, coalesce(json_extract(j, '$[0]'), 0) as at, json_extract(j, '$[1]') as w
+  from (select r.*, (select json_array(at, w) from (
+          select instr(t.lx, p.w) as at, p.w as w
+          from (select lower(r.x) as lx limit -1 offset 0) as t,
+               (select pos, substr(w, 1, max(3, min(length(w), length(w) - 2))) as w from part
+                where length(w) >= 3) as p
+          where p.pos in (select value from json_each(r.kpos))
+          order by at = 0, at limit 1)) as j
+        from snip_x as r
+        limit -1 offset 0) as r
+),
+-- snip_c: a 600-character window of the prose around that word (from 200 before it) with the
+-- markup a reader does not see taken out, so a link's address does not fill the snippet or clash
+-- with the mark: a link or an image reads as its text ([text](url), [text][label], ![alt](src)).
+-- The window is split at each [ (json_each, as `raw` splits the query); a piece that opens a
+-- link is cut to its text, then what follows the link's end; a reference's definition
+-- ([label]: url) goes, with its address; a bracket that opens no link stays. An address cut by
+-- the window's end goes. A marker no piece used (an image inside a link) reads as written (the
+-- text's own characters 1 and 2, the markers, are dropped first).
+snip_c as materialized (
+  select r.*, r.s0 + 599 < length(r.x) as more,
+    replace(replace((select group_concat(v, '') from (
+      select case
+        when key = 0 then v0
+        when d2 > 0 and (e = 0 or d2 < e) then substr(v0, 1, d2 - 1)
+          || case when instr(substr(v0, d2 + 1), ')') > 0
+                  then substr(v0, d2 + 1 + instr(substr(v0, d2 + 1), ')')) else '' end
+        when d1 > 0 and (e = 0 or d1 < e) then substr(v0, 1, d1 - 1)
+          || case when instr(substr(v0, d1 + 1), ']') > 0
+                  then substr(v0, d1 + 1 + instr(substr(v0, d1 + 1), ']')) else '' end
+        when e > 0 and substr(v0, e + 1, 1) = ':'
+        then substr(ltrim(substr(v0, e + 2)), instr(ltrim(substr(v0, e + 2)) || ' ', ' ') + 1)
+        else '[' || v0 end as v
+      from (select key, value as v0, instr(value, char(2)) as d2, instr(value, char(1)) as d1,
+              instr(value, ']') as e
+            from json_each('[' || replace(json_quote(replace(replace(replace(replace(replace(
+                   substr(r.x, r.s0, 600), char(1), ''), char(2), ''), '![', '['), '](', char(2)), '][', char(1))),
+                   '[', '","') || ']'))
+      order by key)), char(2), ']('), char(1), '][') as c
+  from (select *, case when at > 200 then at - 200 else 1 end as s0 from snip_at) as r
 )
 select
   row_number() over (order by r.score desc, r.id) as rank,
   s.id, s.path, s.heading, s.trail, s.anchor, s.level, s.start_line, s.end_line, r.score,
-  -- The snippet: up to 160 characters around the first key word (by its stem's prefix) found in
-  -- the first 20,000 characters of the section's text below its heading, the word marked [like this]. instr and
-  -- substr over a bounded prefix: the cost does not grow with the section or with repeats
-  -- (FTS5's snippet() is quadratic in how often a term repeats within a section).
-  (select case when at > 0 then
-            (case when at > 60 then '…' else '' end) || substr(x, max(1, at - 60), min(at, 61) - 1)
-            || '[' || substr(x, at, len) || ']' || substr(x, at + len, 100)
-            || (case when at + len + 100 < length(x) then '…' else '' end)
-          else substr(x, 1, 120) end
-   from (select x, at, max(len, length(rtrim(substr(x, at, instr(substr(x, at, 40) || ' ', ' ') - 1),
-                                                '.,:;!?)]}>"''`'))) as len from (
-           select x, instr(lx, k.w) as at, length(k.w) as len
-           -- line breaks and tabs read as spaces, so a marked word ends at the end of its line;
-           -- the heading line is left out (the hit shows its heading already) unless nothing
-           -- follows it, and table pipes and rules are blanked, runs of spaces folded: prose, not
-           -- markup (the window cut and folded once: not flattened, so not once per use of x)
-           from (select x, lower(x) as lx
-                 from (select trim(replace(replace(replace(replace(replace(replace(replace(replace(replace(
-                                coalesce(nullif(case when s.level = 0 then w
-                                                     when instr(w, char(10)) > 0
-                                                     then ltrim(substr(w, instr(w, char(10)) + 1),
-                                                                '=-' || char(10) || char(13) || ' ')
-                                                     else '' end, ''), ltrim(w, '# ')),
-                                char(10), ' '), char(13), ' '), char(9), ' '), '|', ' '), '---', ''),
-                                '   ', ' '), '   ', ' '), '  ', ' '), '  ', ' ')) as x
-                       from (select substr(s.text, 1, 20000) as w))
-                 limit -1 offset 0) as t,
-                (select substr(w, 1, max(3, min(length(w), length(w) - 2))) as w from part
-                 where length(w) >= 3 and pos in (select value from json_each(r.kpos))) as k)
-         order by at = 0, at limit 1)) as snippet,
+  -- The snippet (see snip_x above): the word marked where it first starts a word in the window
+  -- (else where it first stands), the mark ending where the word does (at a space, a bracket or
+  -- parenthesis, a quote, * or <); a key word found only inside an address leaves it unmarked.
+  (select case when at2 > 0 then
+            (case when r.s0 > 1 or at2 > 61 then '…' else '' end) || substr(r.c, max(1, at2 - 60), min(at2, 61) - 1)
+            || '[' || substr(r.c, at2, len) || ']' || substr(r.c, at2 + len, 100)
+            || (case when at2 + len + 99 < length(r.c) or r.more then '…' else '' end)
+          when r.at > 0 then (case when r.s0 > 1 or r.at - r.s0 > 59 then '…' else '' end)
+                             || substr(r.c, max(1, r.at - r.s0 - 59), 160)
+                             || (case when r.at - r.s0 + 100 < length(r.c) or r.more then '…' else '' end)
+          else substr(r.c, 1, 120) end
+   from (select at2, max(length(r.w), length(rtrim(substr(ww, 1, instr(ww || ' ', ' ') - 1), '.,:;!?}'''))) as len
+         from (select at2, replace(replace(replace(replace(replace(replace(replace(
+                             substr(r.c, at2, 40), ']', ' '), '[', ' '), '(', ' '), ')', ' '), '"', ' '), '*', ' '),
+                             '<', ' ') as ww
+               from (select case when r.at = 0 then 0
+                                 else coalesce(nullif(instr(' ' || lower(r.c), ' ' || r.w), 0),
+                                               instr(lower(r.c), r.w)) end as at2)
+               limit -1 offset 0))) as snippet,
   s.body,
   (r.nident = 0 or r.nexact > 0) as exact,
   -- explain: per signal its value (0-1), weight, points (value x weight) and share of the
@@ -1129,6 +1190,6 @@ select
                       union all select 'trail', r.trail, w.trail from weight as w)),
     'terms', (select json_group_array(json_remove(j.value, '$.pos'))
               from (select value from json_each(r.terms) order by json_extract(value, '$.pos')) as j)) end as explain
-from ranked as r
+from snip_c as r
 join sections_full as s on s.id = r.id
 order by r.score desc, r.id;

@@ -1325,6 +1325,48 @@ def test_snippet_marks_one_word_not_the_next_line(tmp_path: Path) -> None:
     assert marked == [["kilns"], ["kilns"]]
 
 
+def test_snippet_reads_a_link_as_its_text(tmp_path: Path) -> None:
+    """A link, a reference link and an image show as their text: the address neither fills the
+    snippet nor joins the mark (a mark ran to the next space: `[pugmill](https://ex.amp]le/...`)."""
+    db = build_case(tmp_path, {"clay/pugmill.md": (
+        "# Pugmill\n\n## Cleaning\n\nSee the [pugmill guide](https://example.com/very/long/path/to/a/page) "
+        "and the [old rota][rota] before you start. ![pugmill photo](img/pugmill-front.png) "
+        "Wash the barrel daily.\n\n[rota]: https://example.com/rota\n")})
+    (hit,) = mdfts.search(db, "pugmill cleaning barrel", limit=1)
+    assert hit.heading == "Cleaning"
+    assert hit.snippet.startswith("See the [pugmill] guide and the old rota before you start. pugmill photo Wash")
+    assert "](" not in hit.snippet and "https" not in hit.snippet and "img/" not in hit.snippet
+
+
+def test_snippet_of_a_word_only_in_an_address_marks_nothing(tmp_path: Path) -> None:
+    """A key word found only inside a link's address: the snippet shows the prose there, unmarked,
+    not the address cut in two by the mark."""
+    db = build_case(tmp_path, {"clay/wedging.md": (
+        "# Wedging\n\nRead [the guide](https://example.com/spiralwedge/intro) first, then knead the clay.\n")})
+    (hit,) = mdfts.search(db, "spiralwedge", limit=1)
+    assert "[" not in hit.snippet and "Read the guide first, then knead the clay." in hit.snippet
+
+
+def test_snippet_marks_a_word_where_it_starts_a_word(tmp_path: Path) -> None:
+    """The mark goes where the key word starts a word, not inside a longer name that holds it
+    (`glaze[TemperatureRef]`), when the window has both."""
+    db = build_case(tmp_path, {"kiln/settings.md": (
+        "# Settings\n\n## Firing\n\n- glazeTemperatureRef: the name of the secret that holds the peak "
+        "temperature of the firing.\n")})
+    (hit,) = mdfts.search(db, "firing temperature", limit=1)
+    assert re.findall(r"\[([^\]]*)\]", hit.snippet) == ["temperature"]
+
+
+def test_snippet_keeps_a_dash_that_starts_the_text(tmp_path: Path) -> None:
+    """Below an ATX heading the text starts at its first line as written (`-h, --help`): only a
+    setext heading's underline is left out with the heading."""
+    db = build_case(tmp_path, {"cli/fire.md": ("# fire\n\n## Options\n\n```\n-h, --help   help for fire\n```\n\n"
+                                               "Glost\n-----\n\nThe glost firing comes second.\n")})
+    by_heading = {h.heading: h.snippet for h in mdfts.search(db, "fire options help glost", limit=5)}
+    assert by_heading["Options"] == "-h, --help [help] for fire"
+    assert by_heading["Glost"].startswith("The [glost] firing")
+
+
 def test_the_row_budget_is_a_real_cap(tmp_path: Path) -> None:
     """A word in more sections than the budget (2,000 rows): bm25 scores only
     the first budget rows it matches, so the best section past them is not found by that word
