@@ -1102,15 +1102,19 @@ snip_x as materialized (
 -- snip_at: where the first key word starts in that prose (`at`, 0 when none is there) and the
 -- prefix of its stem that found it (`w`: the term less its last two letters, at least three),
 -- as a pair from one subquery a row (a join of snip_x with itself instead doubled the compile).
+-- A key word that starts a word (after a space, - _ . / ( or ") comes first: "over" is not
+-- the `ove` of "above".
 snip_at as materialized (
   select r.*, coalesce(json_extract(j, '$[0]'), 0) as at, json_extract(j, '$[1]') as w
-  from (select r.*, (select json_array(at, w) from (
-          select instr(t.lx, p.w) as at, p.w as w
-          from (select lower(r.x) as lx limit -1 offset 0) as t,
+  from (select r.*, (select json_array(coalesce(nullif(ws, 0), anyw), w) from (
+          select instr(t.lx, p.w) as anyw, instr(t.lb, ' ' || p.w) as ws, p.w as w
+          from (select lx, ' ' || replace(replace(replace(replace(replace(replace(
+                             lx, '-', ' '), '_', ' '), '.', ' '), '/', ' '), '(', ' '), '"', ' ') as lb
+                from (select lower(r.x) as lx) limit -1 offset 0) as t,
                (select pos, substr(w, 1, max(3, min(length(w), length(w) - 2))) as w from part
                 where length(w) >= 3) as p
           where p.pos in (select value from json_each(r.kpos))
-          order by at = 0, at limit 1)) as j
+          order by anyw = 0, ws = 0, coalesce(nullif(ws, 0), anyw) limit 1)) as j
         from snip_x as r
         limit -1 offset 0) as r
 ),
@@ -1148,8 +1152,9 @@ select
   row_number() over (order by r.score desc, r.id) as rank,
   s.id, s.path, s.heading, s.trail, s.anchor, s.level, s.start_line, s.end_line, r.score,
   -- The snippet (see snip_x above): the word marked where it first starts a word in the window
-  -- (else where it first stands), the mark ending where the word does (at a space, a bracket or
-  -- parenthesis, a quote, * or <); a key word found only inside an address leaves it unmarked.
+  -- (as in snip_at; else where it starts a CamelCase part, ssl[CertificateRef]), the mark ending
+  -- where the word does (at a space, a bracket or parenthesis, a quote, *, < or >). A key word
+  -- found only inside a word or an address leaves the window unmarked.
   (select case when at2 > 0 then
             (case when r.s0 > 1 or at2 > 61 then '…' else '' end) || substr(r.c, max(1, at2 - 60), min(at2, 61) - 1)
             || '[' || substr(r.c, at2, len) || ']' || substr(r.c, at2 + len, 100)
@@ -1159,12 +1164,16 @@ select
                              || (case when r.at - r.s0 + 100 < length(r.c) or r.more then '…' else '' end)
           else substr(r.c, 1, 120) end
    from (select at2, max(length(r.w), length(rtrim(substr(ww, 1, instr(ww || ' ', ' ') - 1), '.,:;!?}'''))) as len
-         from (select at2, replace(replace(replace(replace(replace(replace(replace(
+         from (select at2, replace(replace(replace(replace(replace(replace(replace(replace(
                              substr(r.c, at2, 40), ']', ' '), '[', ' '), '(', ' '), ')', ' '), '"', ' '), '*', ' '),
-                             '<', ' ') as ww
+                             '<', ' '), '>', ' ') as ww
                from (select case when r.at = 0 then 0
-                                 else coalesce(nullif(instr(' ' || lower(r.c), ' ' || r.w), 0),
-                                               instr(lower(r.c), r.w)) end as at2)
+                                 else coalesce(nullif(instr(' ' || replace(replace(replace(replace(replace(replace(
+                                                            lc, '-', ' '), '_', ' '), '.', ' '), '/', ' '), '(', ' '),
+                                                            '"', ' '), ' ' || r.w), 0),
+                                               case when substr(r.c, instr(lc, r.w), 1) glob '[A-Z]'
+                                                    then instr(lc, r.w) else 0 end) end as at2
+                     from (select lower(r.c) as lc) limit -1 offset 0)
                limit -1 offset 0))) as snippet,
   s.body,
   (r.nident = 0 or r.nexact > 0) as exact,

@@ -1357,13 +1357,26 @@ def test_snippet_marks_a_word_where_it_starts_a_word(tmp_path: Path) -> None:
     assert re.findall(r"\[([^\]]*)\]", hit.snippet) == ["temperature"]
 
 
+def test_snippet_marks_no_stem_inside_another_word(tmp_path: Path) -> None:
+    """A key word is looked for by its stem's prefix (`ove` for "over"): inside another word
+    ("above") it is no hit to mark, and a later word that is one comes first; a CamelCase part
+    is a word's start (`glaze[TemperatureRef]`) when nothing better is there."""
+    db = build_case(tmp_path, {"kiln/loading.md": ("# Loading\n\n## Shelves\n\nAs shown above, stack the "
+                                                   "shelves over the posts.\n\n## Settings\n\n"
+                                                   "- glazeTemperatureRef: the secret's name.\n")})
+    (shelves,) = [h for h in mdfts.search(db, "over shelves", limit=5) if h.heading == "Shelves"]
+    assert re.findall(r"\[([^\]]*)\]", shelves.snippet) == ["shelves"]
+    (settings,) = [h for h in mdfts.search(db, "settings temperature", limit=5) if h.heading == "Settings"]
+    assert "glaze[TemperatureRef]:" in settings.snippet
+
+
 def test_snippet_keeps_a_dash_that_starts_the_text(tmp_path: Path) -> None:
     """Below an ATX heading the text starts at its first line as written (`-h, --help`): only a
-    setext heading's underline is left out with the heading."""
+    setext heading's underline is left out with the heading. (A word after dashes starts a word.)"""
     db = build_case(tmp_path, {"cli/fire.md": ("# fire\n\n## Options\n\n```\n-h, --help   help for fire\n```\n\n"
                                                "Glost\n-----\n\nThe glost firing comes second.\n")})
     by_heading = {h.heading: h.snippet for h in mdfts.search(db, "fire options help glost", limit=5)}
-    assert by_heading["Options"] == "-h, --help [help] for fire"
+    assert by_heading["Options"] == "-h, --[help] help for fire"
     assert by_heading["Glost"].startswith("The [glost] firing")
 
 
