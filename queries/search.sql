@@ -52,7 +52,8 @@ raw(pos, v) as (
 -- index (anything but a plain code span or a kebab name of one or two parts: a kebab name of
 -- three or more, like a feature flag, is as specific as any identifier, and so is a key and
 -- its value, alertmanager=main or -mhe=on, see mdfts.tokens); ident: it is one, or is shaped like
--- one though no section holds it (camelCase, snake_case, a --flag, dotted.name, letters with
+-- one though no section holds it (camelCase, snake_case, a --flag, dotted.name with a part of
+-- two letters or more: e.g and i.e abbreviate words, as mdfts.tokens reads them, letters with
 -- digits): a hit that holds none of the query's identifiers is flagged (`exact` = 0), but a
 -- word of two letters or more with a version number (HTTP/2, TLS1.2, IPv6, python3: `ver`) is
 -- none: it names a protocol or a release, a common word of the field that the docs write in
@@ -66,7 +67,7 @@ raw(pos, v) as (
 term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt, asksym) as materialized (
   select pos, t, n, strong,
     not ver and (strong or t glob '*[a-z][A-Z]*' or t glob '*[A-Za-z0-9]_[A-Za-z0-9]*' or t glob '--[A-Za-z]*'
-      or t glob '*[A-Za-z].[A-Za-z]*' or (t glob '*[A-Za-z]*' and t glob '*[0-9]*' and length(t) >= 4)),
+      or t glob '*[A-Za-z][A-Za-z].[A-Za-z]*' or t glob '*[A-Za-z].[A-Za-z][A-Za-z]*' or (t glob '*[A-Za-z]*' and t glob '*[0-9]*' and length(t) >= 4)),
     stop, strong or exists (select 1 from tokens as tk where tk.norm = n), min(stop) over (),
     case when lag(pos) over (order by pos) = pos - 1 then lag(n) over (order by pos) end,
     case when lead(pos) over (order by pos) = pos + 1 then lead(n) over (order by pos) end,

@@ -939,6 +939,19 @@ def test_a_version_word_is_no_identifier_but_a_code_is(tmp_path: Path) -> None:
         assert coded[0].heading == code and [h.exact for h in coded][1:] == [False] * (len(coded) - 1)
 
 
+def test_an_abbreviation_is_no_identifier_but_a_dotted_name_is(tmp_path: Path) -> None:
+    """"e.g." and "i.e." are dotted like a name but abbreviate words (mdfts.tokens does not keep
+    them): a question that writes one names no identifier, so no hit is flagged; a dotted name
+    with a part of two letters or more (kiln.zone) still is one."""
+    db = build_case(tmp_path, {"kiln/zones.md": "# Zones\n\n## Cold zones\n\nSet `kiln.zone` when a zone "
+                                                "is cold, for example after a long firing.\n"})
+    for q in ("cold zones, e.g. after a firing", "cold zones i.e. slow ones"):
+        hits = mdfts.search(db, q, limit=3)
+        assert hits and all(h.exact is True for h in hits), q
+    assert [h.exact for h in mdfts.search(db, "kiln.zone cold", limit=1)] == [True]
+    assert [h.exact for h in mdfts.search(db, "kiln.vent cold", limit=1)] == [False]
+
+
 def test_explain_comes_from_the_same_sql(tmp_path: Path) -> None:
     files, q, _ = CASES["fix-asks-for-mitigation"]
     db = build_case(tmp_path, files)
