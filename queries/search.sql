@@ -1101,21 +1101,34 @@ snip_x as materialized (
   from ranked as r
 ),
 -- snip_at: where the first key word starts in that prose (`at`, 0 when none is there) and the
--- prefix of its stem that found it (`w`: the term less its last two letters, at least three),
+-- prefix of its stem that found it (`w`: the term less its last two letters, at least three;
+-- `whole`: the identifier as written),
 -- as a pair from one subquery a row (a join of snip_x with itself instead doubled the compile).
--- A key word that starts a word (after a space, - _ . / ( or ") comes first: "over" is not
--- the `ove` of "above".
+-- An identifier the query names, found as written (case folded), comes first: its context is
+-- the most specific (`--force-with-lease`, not the `with` of its parts); then a key word that
+-- starts a word (`lb`: after a space or one of - _ . / ( [ " ' : = < *): "over" is not the `ove`
+-- of "above".
 snip_at as materialized (
-  select r.*, coalesce(json_extract(j, '$[0]'), 0) as at, json_extract(j, '$[1]') as w
-  from (select r.*, (select json_array(coalesce(nullif(ws, 0), anyw), w) from (
-          select instr(t.lx, p.w) as anyw, instr(t.lb, ' ' || p.w) as ws, p.w as w
-          from (select lx, ' ' || replace(replace(replace(replace(replace(replace(
-                             lx, '-', ' '), '_', ' '), '.', ' '), '/', ' '), '(', ' '), '"', ' ') as lb
+  select r.*, coalesce(json_extract(j, '$[0]'), 0) as at, json_extract(j, '$[1]') as w,
+    coalesce(json_extract(j, '$[2]'), 0) as whole
+  from (select r.*, (select json_array(at, w, whole) from (
+          -- (a term found where it starts a word is not looked for a second time: instr scans the
+          -- whole prefix when it finds nothing, and the prefix may be long)
+          select case when ws > 0 then ws else instr(lx, w) end as at, ws, w, whole from (
+          select t.lx, p.w as w, p.whole,
+            case when p.whole then 0 else instr(t.lb, ' ' || p.w) end as ws
+          from (select lx,
+                  ' ' || replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
+                           lx, '-', ' '), '_', ' '), '.', ' '), '/', ' '), '(', ' '), '[', ' '), '"', ' '), '''', ' '),
+                           ':', ' '), '=', ' '), '<', ' '), '*', ' ') as lb
                 from (select lower(r.x) as lx) limit -1 offset 0) as t,
-               (select pos, substr(w, 1, max(3, min(length(w), length(w) - 2))) as w from part
-                where length(w) >= 3) as p
+               (select pos, substr(w, 1, max(3, min(length(w), length(w) - 2))) as w, 0 as whole from part
+                where length(w) >= 3
+                union all
+                select distinct pos, n, 1 from part where ident and length(n) >= 3) as p
           where p.pos in (select value from json_each(r.kpos))
-          order by anyw = 0, ws = 0, coalesce(nullif(ws, 0), anyw) limit 1)) as j
+          limit -1 offset 0)
+          order by at = 0, whole desc, ws = 0, at limit 1)) as j
         from snip_x as r
         limit -1 offset 0) as r
 ),
@@ -1152,10 +1165,12 @@ snip_c as materialized (
 select
   row_number() over (order by r.score desc, r.id) as rank,
   s.id, s.path, s.heading, s.trail, s.anchor, s.level, s.start_line, s.end_line, r.score,
-  -- The snippet (see snip_x above): the word marked where it first starts a word in the window
-  -- (as in snip_at; else where it starts a CamelCase part, ssl[CertificateRef]), the mark ending
-  -- where the word does (at a space, a bracket or parenthesis, a quote, *, < or >). A key word
-  -- found only inside a word or an address leaves the window unmarked.
+  -- The snippet (see snip_x above): an identifier marked where it first stands alone in the
+  -- window (`lw`: space or punctuation each side: --shove is not the start of --shove-with-care),
+  -- another key word where it first starts a word (as in snip_at; else where it starts a
+  -- CamelCase part, ssl[CertificateRef]), the mark ending where the word does (at a space, a
+  -- bracket or parenthesis, a quote, *, < or >). A key word found only inside a word or an
+  -- address leaves the window unmarked.
   (select case when at2 > 0 then
             (case when r.s0 > 1 or at2 > 61 then '…' else '' end) || substr(r.c, max(1, at2 - 60), min(at2, 61) - 1)
             || '[' || substr(r.c, at2, len) || ']' || substr(r.c, at2 + len, 100)
@@ -1169,12 +1184,17 @@ select
                              substr(r.c, at2, 40), ']', ' '), '[', ' '), '(', ' '), ')', ' '), '"', ' '), '*', ' '),
                              '<', ' '), '>', ' ') as ww
                from (select case when r.at = 0 then 0
-                                 else coalesce(nullif(instr(' ' || replace(replace(replace(replace(replace(replace(
-                                                            lc, '-', ' '), '_', ' '), '.', ' '), '/', ' '), '(', ' '),
-                                                            '"', ' '), ' ' || r.w), 0),
+                                 when r.whole then coalesce(nullif(instr(lw, ' ' || r.w || ' '), 0), instr(lc, r.w))
+                                 else coalesce(nullif(instr(replace(replace(replace(replace(
+                                                            lw, '-', ' '), '_', ' '), '.', ' '), '/', ' '), ' ' || r.w), 0),
                                                case when substr(r.c, instr(lc, r.w), 1) glob '[A-Z]'
                                                     then instr(lc, r.w) else 0 end) end as at2
-                     from (select lower(r.c) as lc) limit -1 offset 0)
+                     from (select lc, ' ' || replace(replace(replace(replace(replace(replace(replace(
+                                   replace(replace(replace(replace(replace(replace(replace(
+                                   lc || ' ', '. ', '  '), ',', ' '), ';', ' '), ':', ' '), '(', ' '), ')', ' '), '[', ' '), ']', ' '), '"', ' '),
+                                   '''', ' '), '<', ' '), '>', ' '), '=', ' '), '*', ' ') as lw
+                           from (select lower(r.c) as lc) limit -1 offset 0)
+                     limit -1 offset 0)
                limit -1 offset 0))) as snippet,
   s.body,
   (r.nident = 0 or r.nexact > 0) as exact,

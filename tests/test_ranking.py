@@ -1383,6 +1383,17 @@ def test_snippet_marks_no_stem_inside_another_word(tmp_path: Path) -> None:
     assert "glaze[TemperatureRef]:" in settings.snippet
 
 
+def test_snippet_marks_an_identifier_whole(tmp_path: Path) -> None:
+    """An identifier the query names is marked as written, where it stands, not by one of its
+    parts (`push [with] --shove-with-care` marked the stop word of the flag's parts)."""
+    db = build_case(tmp_path, {"git/pushing.md": ("# Pushing\n\n## Shared branches\n\nIf you must, push with "
+                                                  "--shove-with-care, never with plain --shove.\n")})
+    (hit,) = mdfts.search(db, "--shove-with-care", limit=1)
+    assert re.findall(r"\[([^\]]*)\]", hit.snippet) == ["--shove-with-care"]
+    (named,) = mdfts.search(db, "plain --shove", limit=1)
+    assert re.findall(r"\[([^\]]*)\]", named.snippet) == ["--shove"]
+
+
 def test_snippet_keeps_a_dash_that_starts_the_text(tmp_path: Path) -> None:
     """Below an ATX heading the text starts at its first line as written (`-h, --help`): only a
     setext heading's underline is left out with the heading. (A word after dashes starts a word.)"""
