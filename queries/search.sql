@@ -67,7 +67,8 @@ raw(pos, v) as (
 term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt, asksym) as materialized (
   select pos, t, n, strong,
     not ver and (strong or t glob '*[a-z][A-Z]*' or t glob '*[A-Za-z0-9]_[A-Za-z0-9]*' or t glob '--[A-Za-z]*'
-      or t glob '*[A-Za-z][A-Za-z].[A-Za-z]*' or t glob '*[A-Za-z].[A-Za-z][A-Za-z]*' or (t glob '*[A-Za-z]*' and t glob '*[0-9]*' and length(t) >= 4)),
+      or t glob '*[A-Za-z][A-Za-z].[A-Za-z]*' or t glob '*[A-Za-z].[A-Za-z][A-Za-z]*'
+      or (t glob '*[A-Za-z]*' and t glob '*[0-9]*' and length(t) >= 4)),
     stop, strong or exists (select 1 from tokens as tk where tk.norm = n), min(stop) over (),
     case when lag(pos) over (order by pos) = pos - 1 then lag(n) over (order by pos) end,
     case when lead(pos) over (order by pos) = pos + 1 then lead(n) over (order by pos) end,
@@ -1081,8 +1082,8 @@ ranked(id, score, bm, cover, exact, hprec, file, phrase, role, empty, ident, ans
 -- snip_x: the text as prose. Line breaks and tabs read as spaces, so a marked word ends at the
 -- end of its line; the heading line (and a setext heading's underline) is left out (the hit
 -- shows its heading already) unless nothing follows it; table pipes and rules are blanked, runs
--- of spaces folded. (The prefix is
--- cut once: `limit -1 offset 0` keeps its subquery whole, not copied into each use of w.)
+-- of spaces folded. (The prefix is cut once: `limit -1 offset 0` keeps its subquery whole, not
+-- copied into each use of w.)
 snip_x as materialized (
   select r.*,
     (select trim(replace(replace(replace(replace(replace(replace(replace(replace(replace(
@@ -1102,8 +1103,8 @@ snip_x as materialized (
 ),
 -- snip_at: where the first key word starts in that prose (`at`, 0 when none is there) and the
 -- prefix of its stem that found it (`w`: the term less its last two letters, at least three;
--- `whole`: the identifier as written),
--- as a pair from one subquery a row (a join of snip_x with itself instead doubled the compile).
+-- `whole`: the identifier as written), as a pair from one subquery a row (a join of snip_x with
+-- itself instead doubled the compile).
 -- An identifier the query names, found as written (case folded), comes first: its context is
 -- the most specific (`--force-with-lease`, not the `with` of its parts); then a key word that
 -- starts a word (`lb`: after a space or one of - _ . / ( [ " ' : = < *): "over" is not the `ove`
