@@ -1168,10 +1168,11 @@ select
   s.id, s.path, s.heading, s.trail, s.anchor, s.level, s.start_line, s.end_line, r.score,
   -- The snippet (see snip_x above): an identifier marked where it first stands alone in the
   -- window (`lw`: space or punctuation each side: --shove is not the start of --shove-with-care),
-  -- another key word where it first starts a word (as in snip_at; else where it starts a
-  -- CamelCase part, ssl[CertificateRef]), the mark ending where the word does (at a space, a
-  -- bracket or parenthesis, a quote, *, < or >). A key word found only inside a word or an
-  -- address leaves the window unmarked.
+  -- another key word where it first starts a word (as in snip_at, and after , ; ) ] > too: the
+  -- window's `lw` has those blanked already; else where it starts a CamelCase part,
+  -- ssl[CertificateRef]), the mark ending where the word does (at a space, a bracket or
+  -- parenthesis, a quote, *, < or >). A key word found only inside a word or an address leaves
+  -- the window unmarked.
   (select case when at2 > 0 then
             (case when r.s0 > 1 or at2 > 61 then '…' else '' end) || substr(r.c, max(1, at2 - 60), min(at2, 61) - 1)
             || '[' || substr(r.c, at2, len) || ']' || substr(r.c, at2 + len, 100)
