@@ -1171,8 +1171,9 @@ select
   -- another key word where it first starts a word (as in snip_at, and after , ; ) ] > too: the
   -- window's `lw` has those blanked already; else where it starts a CamelCase part,
   -- ssl[CertificateRef]), the mark ending where the word does (at a space, a bracket or
-  -- parenthesis, a quote, *, < or >). A key word found only inside a word or an address leaves
-  -- the window unmarked.
+  -- parenthesis, a quote, *, < or >; a word with no end in the next 100 characters, a blob, is
+  -- marked as far as the search matched it). A key word found only inside a word or an address
+  -- leaves the window unmarked.
   (select case when at2 > 0 then
             (case when r.s0 > 1 or at2 > 61 then '…' else '' end) || substr(r.c, max(1, at2 - 60), min(at2, 61) - 1)
             || '[' || substr(r.c, at2, len) || ']' || substr(r.c, at2 + len, 100)
@@ -1181,9 +1182,10 @@ select
                              || substr(r.c, max(1, r.at - r.s0 - 59), 160)
                              || (case when r.at - r.s0 + 100 < length(r.c) or r.more then '…' else '' end)
           else substr(r.c, 1, 120) end
-   from (select at2, max(length(r.w), length(rtrim(substr(ww, 1, instr(ww || ' ', ' ') - 1), '.,:;!?}'''))) as len
+   from (select at2, case when instr(ww, ' ') = 0 and length(ww) = 100 then length(r.w)
+                          else max(length(r.w), length(rtrim(substr(ww, 1, instr(ww || ' ', ' ') - 1), '.,:;!?}'''))) end as len
          from (select at2, replace(replace(replace(replace(replace(replace(replace(replace(
-                             substr(r.c, at2, 40), ']', ' '), '[', ' '), '(', ' '), ')', ' '), '"', ' '), '*', ' '),
+                             substr(r.c, at2, 100), ']', ' '), '[', ' '), '(', ' '), ')', ' '), '"', ' '), '*', ' '),
                              '<', ' '), '>', ' ') as ww
                from (select case when r.at = 0 then 0
                                  when r.whole then coalesce(nullif(instr(lw, ' ' || r.w || ' '), 0), instr(lc, r.w))

@@ -1394,6 +1394,20 @@ def test_snippet_marks_an_identifier_whole(tmp_path: Path) -> None:
     assert re.findall(r"\[([^\]]*)\]", named.snippet) == ["--shove"]
 
 
+def test_snippet_marks_a_long_word_to_its_end(tmp_path: Path) -> None:
+    """A key word that starts a long dotted key is marked to the key's end, not cut after 40
+    characters (`[kilncontroller.glaze.server.tls.ca.c]ert.path`); a word with no end in sight (a
+    blob longer than the snippet shows) is marked only as far as the search matched it."""
+    key = "kilncontroller.glaze.server.tls.ca.cert.path"
+    db = build_case(tmp_path, {"kiln/keys.md": (f"# Keys\n\n## Client keys\n\n* {key} - the CA file\n\n"
+                                                "## Blobs\n\nThe kilnblob" + "q" * 300 + " is the seal.\n")})
+    by_heading = {h.heading: h.snippet for h in mdfts.search(db, "kilncontroller keys", limit=5)}
+    assert re.findall(r"\[([^\]]*)\]", by_heading["Client keys"]) == [key]
+    (blobs,) = mdfts.search(db, "kilnblob seal", limit=1)
+    (mark,) = re.findall(r"\[([^\]]*)\]", blobs.snippet)
+    assert len(mark) >= 3 and "kilnblob".startswith(mark)
+
+
 def test_snippet_keeps_a_dash_that_starts_the_text(tmp_path: Path) -> None:
     """Below an ATX heading the text starts at its first line as written (`-h, --help`): only a
     setext heading's underline is left out with the heading. (A word after dashes starts a word.)"""
