@@ -1097,7 +1097,8 @@ snip_x as materialized (
                                    else '' end, ''), ltrim(w, '# ')),
               char(10), ' '), char(13), ' '), char(9), ' '), '|', ' '), '---', ''),
               '   ', ' '), '   ', ' '), '  ', ' '), '  ', ' '))
-     from (select s.level as lv, substr(s.text, 1, 20000) as w from sections_full as s where s.id = r.id
+     from (select s.level as lv, replace(replace(replace(substr(s.text, 1, 20000), char(1), ''), char(2), ''), char(3), '') as w
+           from sections_full as s where s.id = r.id
            limit -1 offset 0)) as x
   from ranked as r
 ),
@@ -1140,11 +1141,16 @@ snip_at as materialized (
 -- link is cut to its text, then what follows the link's end; a reference's definition
 -- ([label]: url) goes, with its address; a bracket that opens no link stays. An address cut by
 -- the window's end goes. A marker no piece used (an image inside a link) reads as written (the
--- text's own characters 1 and 2, the markers, are dropped first).
+-- text's own characters 1, 2 and 3, the markers, are dropped in snip_x). The word's place is
+-- marked too (character 3, at3 once the rest is cleaned): the addresses taken out before it move
+-- it; a word in an address takes its link's place (a piece that held the marker and lost it
+-- starts with it). With no word (at 0) the marker leads the window, unused.
 snip_c as materialized (
+  select *, instr(c3, char(3)) as at3, replace(c3, char(3), '') as c from (
   select r.*, r.s0 + 599 < length(r.x) as more,
-    replace(replace((select group_concat(v, '') from (
-      select case
+    replace(replace((select group_concat(case when instr(v0, char(3)) > 0 and instr(v, char(3)) = 0
+                                              then char(3) || v else v end, '') from (
+      select v0, case
         when key = 0 then v0
         when d2 > 0 and (e = 0 or d2 < e) then substr(v0, 1, d2 - 1)
           || case when instr(substr(v0, d2 + 1), ')') > 0
@@ -1157,11 +1163,13 @@ snip_c as materialized (
         else '[' || v0 end as v
       from (select key, value as v0, instr(value, char(2)) as d2, instr(value, char(1)) as d1,
               instr(value, ']') as e
-            from json_each('[' || replace(json_quote(replace(replace(replace(replace(replace(
-                   substr(r.x, r.s0, 600), char(1), ''), char(2), ''), '![', '['), '](', char(2)), '][', char(1))),
+            from json_each('[' || replace(json_quote(replace(replace(replace(
+                   substr(r.x, r.s0, r.at - r.s0) || char(3) || substr(r.x, r.at, 600 - r.at + r.s0),
+                   '![', '['), '](', char(2)), '][', char(1))),
                    '[', '","') || ']'))
-      order by key)), char(2), ']('), char(1), '][') as c
+      order by key)), char(2), ']('), char(1), '][') as c3
   from (select *, case when at > 200 then at - 200 else 1 end as s0 from snip_at) as r
+  limit -1 offset 0)
 )
 select
   row_number() over (order by r.score desc, r.id) as rank,
@@ -1178,9 +1186,9 @@ select
             (case when r.s0 > 1 or at2 > 61 then '…' else '' end) || substr(r.c, max(1, at2 - 60), min(at2, 61) - 1)
             || '[' || substr(r.c, at2, len) || ']' || substr(r.c, at2 + len, 100)
             || (case when at2 + len + 99 < length(r.c) or r.more then '…' else '' end)
-          when r.at > 0 then (case when r.s0 > 1 or r.at - r.s0 > 59 then '…' else '' end)
-                             || substr(r.c, max(1, r.at - r.s0 - 59), 160)
-                             || (case when r.at - r.s0 + 100 < length(r.c) or r.more then '…' else '' end)
+          when r.at > 0 then (case when r.s0 > 1 or r.at3 > 60 then '…' else '' end)
+                             || substr(r.c, max(1, r.at3 - 60), 160)
+                             || (case when r.at3 + 99 < length(r.c) or r.more then '…' else '' end)
           else substr(r.c, 1, 120) end
    from (select at2, case when instr(ww, ' ') = 0 and length(ww) = 100 then length(r.w)
                           else max(length(r.w), length(rtrim(substr(ww, 1, instr(ww || ' ', ' ') - 1), '.,:;!?}'''))) end as len

@@ -1360,6 +1360,23 @@ def test_snippet_of_a_word_only_in_an_address_marks_nothing(tmp_path: Path) -> N
     assert "[" not in hit.snippet and "Read the guide first, then knead the clay." in hit.snippet
 
 
+def test_snippet_of_a_word_in_an_address_after_long_links_shows_its_link(tmp_path: Path) -> None:
+    """The addresses taken out before the word shorten the window: the snippet is placed at the
+    link whose address holds the word, not at the word's place in the markdown (which showed the
+    window's last words, `…to AWS`, or nothing but `…`)."""
+    far = "https://console.example.com/very/long/path/" + "x" * 150
+    db = build_case(tmp_path, {"clay/backups.md": (
+        "# Backups\n\n## Stores\n\n"
+        f"- [**Shelf store**]({far}/a) keeps the bisque ware for a month\n"
+        f"- [**Crate store**]({far}/b) keeps the glaze ware for a year\n"
+        "- [**Nightly dumps**](https://ci.example.com/dumps) write the kiln logs to "
+        "[the bucket](https://store.example.com/buckets/kilnlogbucket?region=north) "
+        "in plain formats so that we are never locked into one vendor\n")})
+    (hit,) = mdfts.search(db, "kilnlogbucket", limit=1)
+    assert "[" not in hit.snippet
+    assert "write the kiln logs to the bucket in plain formats" in hit.snippet
+
+
 def test_snippet_marks_a_word_where_it_starts_a_word(tmp_path: Path) -> None:
     """The mark goes where the key word starts a word, not inside a longer name that holds it
     (`glaze[TemperatureRef]`), when the window has both."""
