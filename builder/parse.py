@@ -23,10 +23,40 @@ __all__ = ["Token", "parse_blocks", "stream_blocks", "heading_text", "plain_inli
            "render_html"]
 
 
+TOML_FRONT_MATTER = "+++"
+
+
+def _toml_front_matter_rule(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+    """Hugo's TOML front matter: a first line `+++`, up to the next line `+++` (trailing spaces
+    allowed on both). A `front_matter` token as the YAML plugin's, its markup `+++`; with no
+    closing line it is no front matter, and the lines are text."""
+    if start != 0 or state.src[state.bMarks[0]:state.eMarks[0]].rstrip() != TOML_FRONT_MATTER:
+        return False
+    line = 1
+    while line < end and state.src[state.bMarks[line]:state.eMarks[line]].rstrip() != TOML_FRONT_MATTER:
+        line += 1
+    if line >= end:
+        return False
+    if not silent:
+        token = state.push("front_matter", "", 0)
+        token.hidden, token.markup, token.block = True, TOML_FRONT_MATTER, True
+        token.content = state.src[state.bMarks[1]:state.bMarks[line]] if line > 1 else ""
+        token.map = [0, line + 1]
+        state.line = line + 1
+    return True
+
+
+def _front_matters(md: MarkdownIt) -> None:
+    """Front matter as YAML between `---` lines (mdit-py-plugins) or TOML between `+++` lines."""
+    md.use(front_matter_plugin)
+    md.block.ruler.before("front_matter", "front_matter_toml", _toml_front_matter_rule,
+                          {"alt": ["paragraph", "reference", "blockquote", "list"]})
+
+
 def _block_parser_config() -> MarkdownIt:
     # CommonMark + tables + front matter, block level only: the inline rule is off, so `inline`
     # tokens keep their raw source. Same headings and line maps as a full parse, at ~3x the speed.
-    return MarkdownIt("commonmark").use(front_matter_plugin).enable("table").disable("inline")
+    return MarkdownIt("commonmark").use(_front_matters).enable("table").disable("inline")
 
 
 @lru_cache(maxsize=1)
@@ -75,7 +105,7 @@ def _inline_core_rule(state: Any) -> None:
 @lru_cache(maxsize=2)
 def _html_renderer(tables: bool = True) -> MarkdownIt:
     # Raw HTML in the docs is shown as text, never passed through: the page is someone's browser.
-    md = MarkdownIt("commonmark", {"html": False}).use(front_matter_plugin)
+    md = MarkdownIt("commonmark", {"html": False}).use(_front_matters)
     if tables:
         md.enable("table")
     md.validateLink = _safe_link  # type: ignore[method-assign]
@@ -213,7 +243,7 @@ def _fold_rows(table: RuleFuncBlockType) -> RuleFuncBlockType:
 _FIRST_CHARS = {
     rule: frozenset(chars) for rule, chars in (
         ("fence", "~`"), ("blockquote", ">"), ("hr", "*-_"), ("list", "*-+0123456789"), ("reference", "["),
-        ("html_block", "<"), ("heading", "#"),
+        ("html_block", "<"), ("heading", "#"), ("front_matter_toml", "+"),
     )
 }
 # Rules tried only where their own first test can pass: code on indented lines, front matter on

@@ -10,6 +10,7 @@ import dataclasses
 import json
 import math
 import re
+import sys
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,8 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the same parser, before the standard library took it in
+    import tomli as tomllib
+
 from mdfts.errors import SourceError
-from mdfts.parse import Token, heading_text, plain_inline, slugify, split_code_spans, stream_blocks
+from mdfts.parse import TOML_FRONT_MATTER, Token, heading_text, plain_inline, slugify, split_code_spans, stream_blocks
 from mdfts.tokens import ExactToken, keep_strongest, strongest_sources
 
 if TYPE_CHECKING:
@@ -177,9 +183,35 @@ def _load_yaml(path: str, content: str) -> Any:
             raise SourceError(path, line, "front matter is not valid YAML") from None
 
 
-def _front_matter(path: str, content: str) -> dict[str, Any]:
+_TOML_ERROR_LINE = re.compile(r"\(at line (\d+),")
+
+
+def _load_toml(path: str, content: str) -> dict[str, Any]:
+    """Hugo's TOML front matter. tomllib names the line in its message only. TOML has no aliases,
+    so the data is no bigger than the text; its depth is bounded as YAML's is."""
+    too_deep = SourceError(path, 2, f"front matter nests deeper than {MAX_FRONT_MATTER_DEPTH} levels")
+    try:
+        data: dict[str, Any] = tomllib.loads(content)
+    except tomllib.TOMLDecodeError as err:
+        at = _TOML_ERROR_LINE.search(str(err))
+        raise SourceError(path, int(at.group(1)) + 1 if at else 2, "front matter is not valid TOML") from None
+    except RecursionError:  # tomllib recurses once a level
+        raise too_deep from None
+    level: list[Any] = [data]
+    for _ in range(MAX_FRONT_MATTER_DEPTH):
+        level = [v for c in level for v in (c.values() if isinstance(c, dict) else c)
+                 if isinstance(v, (dict, list))]
+        if not level:
+            return data
+    raise too_deep
+
+
+def _front_matter(path: str, content: str, markup: str = "---") -> dict[str, Any]:
     if not content.strip():
         return {}
+    if markup == TOML_FRONT_MATTER:
+        toml: dict[str, Any] = _json_ready(_load_toml(path, content))
+        return toml
     _check_yaml_shape(path, content)
     try:
         data = _load_yaml(path, content)
@@ -253,7 +285,7 @@ class Splitter:
         self.seen_first = True
         body_start = 0
         if tok.type == "front_matter" and tok.map:
-            self.front = _front_matter(self.path, tok.content)
+            self.front = _front_matter(self.path, tok.content, tok.markup)
             body_start = tok.map[1]
             fm_title = self.front.get("title")
             if isinstance(fm_title, str) and fm_title.strip():

@@ -96,6 +96,10 @@ FAILING = [
     ("bad.md", b"---\na: &a [1, *a]\n---\n# ok\n", "bad.md:2: front matter has a YAML alias inside its own anchor"),
     ("bad.md", b"---\nn: " + b"1" * 5000 + b"\n---\n# ok\n",
      "bad.md:2: front matter is not valid YAML (a value Python cannot convert)"),
+    ("bad.md", b'+++\ntitle = "ok"\nweight = = 1\n+++\n# ok\n', "bad.md:3: front matter is not valid TOML"),
+    ("bad.md", b"+++\nx = " + b"[" * 65 + b"]" * 65 + b"\n+++\n# ok\n", "bad.md:2: front matter nests deeper than 64 levels"),
+    ("bad.md", b"+++\nx = " + b"[" * 1000 + b"]" * 1000 + b"\n+++\n# ok\n",
+     "bad.md:2: front matter nests deeper than 64 levels"),
 ]
 
 
@@ -104,7 +108,7 @@ FAILING = [
     FAILING,
     ids=["invalid-utf8", "binary", "nul-byte", "bad-utf16", "front-matter-yaml", "front-matter-list",
          "front-matter-str", "newline-in-name", "undecodable-name", "yaml-alias-bomb", "yaml-1000-deep",
-         "yaml-recursive-alias", "yaml-5000-digit-int"],
+         "yaml-recursive-alias", "yaml-5000-digit-int", "front-matter-toml", "toml-65-deep", "toml-1000-deep"],
 )
 def test_bad_file_fails_and_keeps_the_old_index(docs: Path, built: Path, name: str | bytes,
                                                 content: bytes, error: str) -> None:

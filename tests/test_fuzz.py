@@ -36,17 +36,26 @@ BLOCK_LINES = [
     "<div>", "</div>", "<!-- c", "-->", "| a | b |", "|---|---|", "[ref]: /url", "", " ", "\t", "text PAYMENTS_DB_URL",
     "--force-with-lease E1027 v1.2.3", "*", "***", "\\# escaped", "# [link](x) ![i](y) <b>t</b>", "- # heading in list",
     "+ plus", "2) paren", "2024 a year", "#tag", "<nota tag", "[not a ref", "  lazy", "___", "|:--|--:|", "> > deep",
-    "      six spaces", "---\nx: 1", "~~~~", "* * *",
+    "      six spaces", "---\nx: 1", "~~~~", "* * *", "+++", "+++\nx = 1",
 ]
 line = st.one_of(st.sampled_from(BLOCK_LINES), st.text(max_size=30))
 EOLS = st.sampled_from(["\n", "\r\n", "\r"])
 markdown = st.builds(
     lambda ls, eol, last: eol.join(ls) + (eol if last else ""),
     st.lists(line, max_size=25), EOLS, st.booleans(),
-).filter(lambda t: not t.startswith("---"))  # front matter has its own property
+).filter(lambda t: not t.startswith(("---", "+++")))  # front matter has its own property
+
+
+def _with_front_matter(toml: bool, keys: list[str], body: str) -> str:
+    """YAML between --- lines, or TOML between +++ lines (as Hugo writes it), then `body`."""
+    if toml:
+        return "+++\n" + "".join(f"{k} = 1\n" for k in keys) + "+++\n" + body
+    return "---\n" + "".join(f"{k}: v\n" for k in keys) + "---\n" + body
+
+
 front_matter = st.builds(
-    lambda keys, body: "---\n" + "".join(f"{k}: v\n" for k in keys) + "---\n" + body,
-    st.lists(st.from_regex(r"[a-z]{1,8}", fullmatch=True), unique=True, max_size=4), markdown,
+    _with_front_matter,
+    st.booleans(), st.lists(st.from_regex(r"[a-z]{1,8}", fullmatch=True), unique=True, max_size=4), markdown,
 )
 
 
@@ -90,7 +99,7 @@ def test_sections_tile_the_file(text: str) -> None:
 @fuzz
 @given(front_matter)
 def test_sections_start_after_front_matter(text: str) -> None:
-    fm_lines = text.split("---\n", 2)[1].count("\n") + 2
+    fm_lines = text.split(text[:4], 2)[1].count("\n") + 2
     _check_tiling(text, fm_lines)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import itertools
 from pathlib import Path
 
@@ -102,6 +103,27 @@ def test_front_matter_is_kept_as_json() -> None:
     assert _doc("nesting.md").front_matter_json == "{}"
 
 
+def test_toml_front_matter_is_read_like_yaml() -> None:
+    """Hugo writes front matter in TOML between `+++` lines: its title names the document, its data
+    is kept as JSON, and neither its lines nor its `#` comments are text or headings."""
+    text = ('+++\ntitle = "Kiln firing"\n# a TOML comment, no heading\nweight = 10\n'
+            'date = 2024-01-02\n[params]\ncones = [6, 10]\n+++\n\nLoad the kiln.\n\n## Cone chart\n\nCone 6.\n')
+    doc = split_sections("kiln.md", text)
+    assert doc.title == "Kiln firing"
+    assert doc.front_matter == {"title": "Kiln firing", "weight": 10, "date": datetime.date(2024, 1, 2),
+                                "params": {"cones": [6, 10]}}
+    assert '"date": "2024-01-02"' in doc.front_matter_json
+    assert [(s.start_line, s.heading) for s in doc.sections] == [(10, ""), (12, "Cone chart")]
+    assert "+++" not in doc.sections[0].text and "weight" not in doc.sections[0].text
+
+
+def test_unclosed_toml_front_matter_is_text() -> None:
+    """Without its closing `+++` line, a first line `+++` opens no front matter: it is text."""
+    doc = split_sections("plus.md", "+++\ntitle = \"Kiln\"\n\n# Kiln\n")
+    assert (doc.front_matter, doc.title) == ({}, "Kiln")
+    assert "+++" in doc.sections[0].text
+
+
 def test_trail_parent_and_level() -> None:
     doc = _doc("nesting.md")
     got = [(s.ordinal, s.level, s.trail, s.parent) for s in doc.sections]
@@ -176,8 +198,9 @@ def test_heading_text_drops_markup_but_keeps_code_tokens() -> None:
     [
         ("---\ntitle: [\n---\n# ok\n", 2, "front matter is not valid YAML"),
         ("---\n- a list\n---\n# ok\n", 2, "front matter is not a mapping (it is a list)"),
+        ('+++\ntitle = "ok"\nweight = = 1\n+++\n# ok\n', 3, "front matter is not valid TOML"),
     ],
-    ids=["bad-yaml", "not-a-mapping"],
+    ids=["bad-yaml", "not-a-mapping", "bad-toml"],
 )
 def test_bad_front_matter_names_file_and_line(text: str, line: int, what: str) -> None:
     with pytest.raises(SourceError) as err:
