@@ -79,7 +79,7 @@ def run_queries(db: Path, sql: str, queries: Sequence[str]) -> list[list[Row]]:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     out = []
     for q in queries:
-        cur = conn.execute(sql, {"q": q, "limit": 10, "explain": None})
+        cur = conn.execute(sql, {"q": q, "limit": 10, "explain": None, "prefix": None})
         names = [d[0] for d in cur.description]
         at = [names.index(c) for c in Row._fields]
         out.append([Row(*(row[i] for i in at)) for row in cur.fetchall()])

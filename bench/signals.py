@@ -62,7 +62,7 @@ def collect(db: Path, name: str, queries: Path) -> tuple[list[str], dict[str, fl
             if not line.strip():
                 continue
             q = json.loads(line)
-            cur = conn.execute(sql, {"q": q["q"], "limit": 200, "explain": 1})
+            cur = conn.execute(sql, {"q": q["q"], "limit": 200, "explain": 1, "prefix": None})
             cols = [d[0] for d in cur.description]
             rows = [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
             values, ids, gold = [], [], []

@@ -64,7 +64,8 @@ TABLE_DESCRIPTIONS = {
 PLAIN_QUERIES = {
     "search": ("Search the docs",
                "Type a few words, a question, an error code, an ENV_VAR or a --flag; the "
-               "sections that answer it best come first."),
+               "sections that answer it best come first. Prefix: search only the files whose "
+               "path starts with it, such as runbooks/."),
     "token": ("Find an exact token",
               "Every section that contains an exact identifier, such as PAYMENTS_DB_URL, "
               "--force-with-lease or E1027 (case does not matter; exact case comes first)."),

@@ -280,8 +280,10 @@ def info(db: Path, as_json: bool) -> None:
 @click.option("--sql", "show_sql", is_flag=True, help="Print the SQL of the search query instead.")
 @click.option("--explain", is_flag=True,
               help="Show why each hit ranks: every signal's value and share, how each term matched.")
+@click.option("--path-prefix", "path_prefix", metavar="PREFIX",
+              help="Search only the documents whose path starts with PREFIX (runbooks/).")
 def search(db: Path, query: str | None, k: int, queries_file: Any, as_json: bool, show_sql: bool,
-           explain: bool) -> None:
+           explain: bool, path_prefix: str | None) -> None:
     """Find the sections that best match QUERY (any text: words, ENV_VARS, --flags, E1234).
 
     \b
@@ -290,6 +292,7 @@ def search(db: Path, query: str | None, k: int, queries_file: Any, as_json: bool
       mdfts search dist/docs.db --queries questions.txt --json -k 5
       mdfts search dist/docs.db -- --force-with-lease    # a query that starts with "-"
       mdfts search dist/docs.db "PaymentsGatewayDown mitigation" --explain
+      mdfts search dist/docs.db "rollback" --path-prefix runbooks/
     """
     from mdfts import commands
     from mdfts.index import open_index
@@ -301,12 +304,12 @@ def search(db: Path, query: str | None, k: int, queries_file: Any, as_json: bool
             click.echo(ix.sql("search"), nl=False)
         return
     if queries_file is not None:
-        commands.search_lines(db, queries_file, k, click.echo, explain=explain)
+        commands.search_lines(db, queries_file, k, click.echo, explain=explain, path_prefix=path_prefix)
         return
     if query is None:
         open_index(db).close()  # first: `mdfts search rollback` names the missing index file
         raise click.UsageError("give a QUERY, or --queries FILE")
-    commands.search(db, query, k, as_json, click.echo, explain=explain)
+    commands.search(db, query, k, as_json, click.echo, explain=explain, path_prefix=path_prefix)
 
 
 @cli.command()

@@ -27,27 +27,32 @@ def query_lines(stream: Iterable[bytes]) -> Iterator[str]:
         yield raw.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8", errors="replace")
 
 
-def search_lines(db: Path, lines: Iterable[bytes], k: int, echo: Echo, explain: bool = False) -> None:
+def search_lines(db: Path, lines: Iterable[bytes], k: int, echo: Echo, explain: bool = False,
+                 path_prefix: str | None = None) -> None:
     """One JSON line per query line (a line ends at \\n only), each written (and flushed) before the
     next line is read, so a process on the other end of a pipe can send a query and wait for its answer."""
     from mdfts.index import open_index
 
     with open_index(db) as ix:
         queries = query_lines(lines)
-        for q, found in ix.search_many(queries, limit=k, explain=explain):
+        for q, found in ix.search_many(queries, limit=k, explain=explain, path_prefix=path_prefix):
             echo(output.to_json_line({"query": q, "results": [h.to_dict(content_alias=True) for h in found]}))
 
 
-def search(db: Path, query: str, k: int, as_json: bool, echo: Echo, explain: bool = False) -> None:
+def search(db: Path, query: str, k: int, as_json: bool, echo: Echo, explain: bool = False,
+           path_prefix: str | None = None) -> None:
     """The best sections for `query`: a JSON array, or text (a note on stderr when none); with
     `explain`, each hit's score breakdown (search.sql's explain column) too."""
     from mdfts import lookup
     from mdfts.index import open_index
 
     with open_index(db) as ix:
-        hits = ix.search(query, limit=k, explain=explain)
+        hits = ix.search(query, limit=k, explain=explain, path_prefix=path_prefix)
+        nowhere = bool(path_prefix) and not hits and not lookup.has_documents_under(ix, path_prefix or "")
     if as_json:  # `content` repeats `body`: batch consumers read that name
         echo(output.to_json([h.to_dict(content_alias=True) for h in hits]))
+    elif nowhere:
+        echo(f"no document's path starts with {path_prefix!r}", err=True)
     elif not hits:
         what = "no usable search term" if not lookup.has_terms(query) else "no section matches"
         echo(f"{what}: {query!r}", err=True)

@@ -140,18 +140,18 @@ class Index:
 
         :param explain: attach the score's breakdown (`Hit.explain`) when the index's search.sql
             gives one; otherwise `explain` says it is not available.
-        :param path_prefix: only documents whose path starts with this (from the best 200).
+        :param path_prefix: search only the documents whose path starts with this ("runbooks/").
         """
         from mdfts import lookup
 
         return lookup.search_hits(self, q, limit, explain, path_prefix)
 
-    def search_many(self, queries: Iterable[str], limit: int = 10,
-                    explain: bool = False) -> Iterator[tuple[str, list[Hit]]]:
+    def search_many(self, queries: Iterable[str], limit: int = 10, explain: bool = False,
+                    path_prefix: str | None = None) -> Iterator[tuple[str, list[Hit]]]:
         """(query, hits) for each query, in order."""
         from mdfts import lookup
 
-        return lookup.search_many(self, queries, limit, explain)
+        return lookup.search_many(self, queries, limit, explain, path_prefix)
 
     def show(self, ref: str) -> Hit | Outline:
         """The section a reference names: an id, PATH#ANCHOR (any case) or PATH:LINE; for a bare

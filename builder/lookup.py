@@ -65,11 +65,11 @@ def search(db: IndexLike, q: str, limit: int = 10, explain: bool = False,
 
 
 def search_many(db: IndexLike, queries: Iterable[str], limit: int = 10,
-                explain: bool = False) -> Iterator[tuple[str, list[Hit]]]:
+                explain: bool = False, path_prefix: str | None = None) -> Iterator[tuple[str, list[Hit]]]:
     """(query, hits) for each query, in order."""
     with _opened(db) as ix:
         for q in queries:
-            yield q, search_hits(ix, q, limit, explain)
+            yield q, search_hits(ix, q, limit, explain, path_prefix)
 
 
 def has_terms(q: str) -> bool:
@@ -137,11 +137,17 @@ def _url(ix: Index, row: dict[str, Any]) -> str | None:
 
 def search_hits(ix: Index, q: str, limit: int = 10, explain: bool = False,
                 path_prefix: str | None = None) -> list[Hit]:
-    """Search results as Hit records; `path_prefix` keeps documents under a path (filtered from
-    the best 200); `explain` is passed to search.sql when the index's copy takes it."""
-    params: dict[str, Any] = {"q": q, "limit": min(max(limit * 4, 50), 200) if path_prefix else limit}
-    takes_explain = "explain" in ix.query_file("search").params
-    if explain and takes_explain:
+    """Search results as Hit records; `path_prefix` keeps documents under a path (search.sql's
+    :prefix: the search runs within them); `explain` is passed to search.sql when the index's
+    copy takes it. An older index's search.sql without :prefix has its best 200 filtered here."""
+    params: dict[str, Any] = {"q": q, "limit": limit}
+    takes = ix.query_file("search").params
+    if path_prefix:
+        if "prefix" in takes:
+            params["prefix"] = path_prefix
+        else:
+            params["limit"] = min(max(limit * 4, 50), 200)
+    if explain and "explain" in takes:
         params["explain"] = 1
     out: list[Hit] = []
     for row in ix.run("search", **params):
@@ -170,6 +176,11 @@ def _outline_rows(ix: Index, path: str) -> list[dict[str, Any]]:
 def _document(ix: Index, path: str) -> dict[str, Any] | None:
     rows = [r for r in ix.run("documents", glob=_glob_literal(path), limit=1) if r["path"] == path]
     return rows[0] if rows else None
+
+
+def has_documents_under(ix: Index, path_prefix: str) -> bool:
+    """True when some document's path starts with `path_prefix`."""
+    return bool(ix.run("documents", glob=_glob_literal(path_prefix) + "*", limit=1))
 
 
 def _glob_literal(text: str) -> str:

@@ -18,7 +18,7 @@ from pydantic import Field
 
 from mdfts.errors import MdftsError
 from mdfts.index import Index, open_index
-from mdfts.lookup import rrf_merge
+from mdfts.lookup import has_documents_under, rrf_merge
 from mdfts.prompt import ByteCounter
 from mdfts.records import Hit, Outline
 
@@ -217,6 +217,8 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         if clamped:
             data["clamped"] = clamped
         text = "\n".join(_hit_line(h, many) for h in hits) or f"no section matches {query!r}"
+        if not hits and path_prefix and not any(has_documents_under(ix, path_prefix) for ix in chosen.values()):
+            text = f"no document's path starts with {path_prefix!r}; the outline resource lists the paths"
         return _result(text + _clamp_note(clamped), data)
 
     @srv.tool(annotations=READ_ONLY)

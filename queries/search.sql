@@ -1,6 +1,7 @@
 -- search: rank sections for any text: stemmed bm25, coverage of the query, exact tokens, heading, file name and phrase evidence.
 -- params:  :q (required) the user's text, any characters (it is never passed to MATCH as is);
---          :limit rows to return, default 10; :explain 1 to fill the explain column
+--          :limit rows to return, default 10; :explain 1 to fill the explain column;
+--          :prefix only the documents whose path starts with it ("runbooks/"), default all
 -- returns: rank, id, path, heading, trail (JSON array), anchor, level, start_line, end_line,
 --          score (higher is better), snippet (prose below the heading, links read as their
 --          text, the first key word [marked]), body, exact (1 when the query names no identifier
@@ -39,6 +40,22 @@ q(s, lim, explain) as (
   select substr(replace(replace(replace(replace(cast(coalesce(:q, '') as text),
          char(9), ' '), char(10), ' '), char(13), ' '), char(8217), ''''), 1, 2000),
     coalesce(nullif(:limit, ''), 10), :explain
+),
+-- The sections under :prefix, as a range of ids (lo, hi): documents are numbered in path order
+-- and a document's sections follow on from its first, so the documents whose path starts with
+-- the prefix hold one run of ids, found by two seeks in the path index. Every way in to the
+-- candidates (the FTS5 passes, the exact-token rows) reads only that range; the sections
+-- around a candidate are on its own page. No prefix (NULL or ''): every id. A prefix no path
+-- starts with: no rows.
+scope(lo, hi) as materialized (
+  select case when x.p = '' then 0 else coalesce((select min(s.id) from sections as s where s.document_id = x.a), 1) end,
+    case when x.p = '' then 9223372036854775807
+         else coalesce((select max(s.id) from sections as s where s.document_id = x.z), 0) end
+  from (select p,
+          (select d.id from documents as d where d.path >= p and d.path < p || char(1114111) order by d.path limit 1) as a,
+          (select d.id from documents as d where d.path >= p and d.path < p || char(1114111) order by d.path desc limit 1)
+            as z
+        from (select cast(coalesce(:prefix, '') as text) as p)) as x
 ),
 raw(pos, v) as (
   select cast(key as integer), value
@@ -227,7 +244,8 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
     sum(not ident) over () >= 2 and not asksym, json_group_array(pos) over (),
     -- (hx: every key term's hexpr ORed, for hprec; cut: see exact_t)
     group_concat('(' || expr || camelx || ')', ' OR ') over (),
-    (select t2.section_id from tokens as t2 where t2.norm = n order by t2.section_id limit 1 offset 500), aexpr,
+    (select t2.section_id from tokens as t2, scope
+     where t2.norm = n and t2.section_id between scope.lo and scope.hi order by t2.section_id limit 1 offset 500), aexpr,
     -- (fexpr: hexpr without the synonyms, for a term that has some: a synonym says what a
     -- section is about, but a file name that only a synonym names is another tool's page:
     -- "schedule" finds cron, and cron.md is not named by "crontab schedule"; see hit)
@@ -399,7 +417,8 @@ exact_t(id, pos, ev) as materialized (
   -- (key named alone, not in a subquery: SQLite then reuses its materialized rows instead of
   -- computing key again)
   from key
-  join tokens as tk on tk.norm = key.n and tk.section_id <= coalesce(key.cut, tk.section_id)
+  join scope
+  join tokens as tk on tk.norm = key.n and tk.section_id between scope.lo and coalesce(key.cut, scope.hi)
   group by tk.section_id, key.pos
 ),
 -- The 10 strongest exact-token sections.
@@ -420,6 +439,7 @@ fts(id, bm, x) as materialized (
       rowid in (select id from xcand) as x
     from sections_fts
     where sections_fts match (select expr from m)
+      and rowid between (select lo from scope) and (select hi from scope)
     limit coalesce((select cap from mcap), 0))
   order by x desc, bm
   limit 35
@@ -432,6 +452,7 @@ fts_all(id, bm) as materialized (
     select rowid as id, bm25(sections_fts, 1.0, 3.0, 2.0, 4.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5) as bm
     from sections_fts
     where sections_fts match (select all_ from m)
+      and rowid between (select lo from scope) and (select hi from scope)
     limit coalesce((select cap from mcap), 0))
   order by 2
   limit 15

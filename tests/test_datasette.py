@@ -287,7 +287,7 @@ def test_datasette_metadata_prints_0_65_metadata(index_db: Path) -> None:
     stored = _stored_sql(index_db)
     assert {name: q["sql"] for name, q in db["queries"].items()} == {
         name: sql for name, sql in stored.items() if name != "documents"}
-    assert db["queries"]["search"]["params"] == ["q", "limit", "explain"]
+    assert db["queries"]["search"]["params"] == ["q", "limit", "explain", "prefix"]
     assert db["queries"]["search"]["title"] == "Search the docs"
     sections = db["tables"]["sections"]
     assert (sections["fts_table"], sections["fts_pk"]) == ("sections_fts", "id")

@@ -84,6 +84,12 @@ async def test_search_path_prefix(client: Client) -> None:
     assert data["hits"] and all(h["path"].startswith("sops/") for h in data["hits"])
 
 
+async def test_a_path_prefix_no_document_has_says_so(client: Client) -> None:
+    text, data, err = await _call(client, "search", query="rollback", path_prefix="sop/")
+    assert not err and data["hits"] == []
+    assert text.startswith("no document's path starts with 'sop/'")
+
+
 async def test_a_larger_limit_is_clamped_and_says_so(client: Client) -> None:
     text, data, err = await _call(client, "search", query="payments", limit=999)
     assert not err and len(data["hits"]) == 5

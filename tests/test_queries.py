@@ -121,6 +121,16 @@ def test_search_parity_sample(sample_db: Path, q: str) -> None:
     assert ids and ids == [h["id"] for h in json.loads(result.stdout)]
 
 
+@pytest.mark.parametrize("prefix", ["sops/", "runbooks/pay", "", "nowhere/"])
+def test_search_prefix_parity_sample(sample_db: Path, prefix: str) -> None:
+    """:prefix in the sqlite3 shell gives what `--path-prefix` gives (none for a prefix no path has)."""
+    ids = _shell_ids(sample_db, "search", {"q": "rollback payments", "limit": 10, "prefix": prefix})
+    result = run_cli(["search", "--json", "-k", "10", "--path-prefix", prefix, "--", sample_db, "rollback payments"])
+    assert result.exit_code == 0
+    assert ids == [h["id"] for h in json.loads(result.stdout)]
+    assert (ids == []) == (prefix == "nowhere/")
+
+
 # ---- no input makes a shipped query raise -------------------------------------------------
 
 HOSTILE = [

@@ -1469,7 +1469,7 @@ def test_a_common_phrase_stands_in_the_and_as_its_rarest_word(tmp_path: Path) ->
         sql = conn.execute("select sql from mdfts_queries where name = 'search'").fetchone()[0]
         steps = sql[:sql.rindex("\nselect\n")]  # every step, then the AND instead of the rows
         (and_,) = conn.execute(steps + "\nselect all_ from m", {"q": "kiln-shelf lamp-wick", "limit": 10,
-                                                                 "explain": None}).fetchone()
+                                                                 "explain": None, "prefix": None}).fetchone()
     assert and_ == '("kiln-shelf") AND ("wick")'  # (lamp is also in the folder's name)
 
 
@@ -1710,3 +1710,34 @@ def test_a_word_that_shares_its_stem_with_a_folder_every_file_sits_in_still_coun
     named = mdfts.search(db, "controller content", limit=3, explain=True)
     assert named and all(h.explain is not None and {t["term"]: t["match"] for t in h.explain["terms"]}["content"] != "none"
                          for h in named)
+
+
+def test_a_path_prefix_searches_within_its_documents(tmp_path: Path) -> None:
+    """:prefix scopes the search itself: a folder whose one section mentions the word once is
+    found under its prefix although forty sections elsewhere rank above it (filtering the best
+    rows found nothing there), and only documents whose path starts with the prefix come back,
+    whatever sorts between them (a-b/ and a.md sort between a/ and its sub-folders' neighbours)."""
+    files = {f"kilns/k{i:02d}.md": f"# Kiln {i}\n\nThe kiln {i} fires the kiln load.\n" for i in range(40)}
+    files["glaze/notes.md"] = "# Glaze notes\n\n" + "Mix the glaze slowly. " * 40 + "Fire it in the kiln.\n"
+    files.update({"a.md": "# A\n\nkiln a\n", "a-b/x.md": "# AB\n\nkiln ab\n", "a/x.md": "# AX\n\nkiln ax\n",
+                  "a/b/y.md": "# ABY\n\nkiln aby\n", "ab/x.md": "# ABX\n\nkiln abx\n"})
+    db = build_case(tmp_path, files)
+    assert "glaze/notes.md" not in {h.path for h in mdfts.search(db, "kiln", limit=40)}
+    assert [h.path for h in mdfts.search(db, "kiln", limit=5, path_prefix="glaze/")] == ["glaze/notes.md"]
+    assert sorted(h.path for h in mdfts.search(db, "kiln", limit=10, path_prefix="a/")) == ["a/b/y.md", "a/x.md"]
+    assert sorted(h.path for h in mdfts.search(db, "kiln", limit=10, path_prefix="a")) == [
+        "a-b/x.md", "a.md", "a/b/y.md", "a/x.md", "ab/x.md"]
+    assert mdfts.search(db, "kiln", limit=10, path_prefix="zz/") == []
+    with sqlite3.connect(db) as conn:  # the SQL alone, as the shell runs it: '' and NULL scope nothing
+        sql = conn.execute("select sql from mdfts_queries where name = 'search'").fetchone()[0]
+        every = [r[1] for r in conn.execute(sql, {"q": "kiln", "limit": 10, "explain": None, "prefix": None})]
+        assert every == [r[1] for r in conn.execute(sql, {"q": "kiln", "limit": 10, "explain": None, "prefix": ""})]
+        assert len(every) == 10
+
+
+def test_cli_path_prefix_says_when_no_document_is_under_it(tmp_path: Path) -> None:
+    db = build_case(tmp_path, {"glaze/notes.md": "# Glaze notes\n\nFire it in the kiln.\n"})
+    found = CliRunner().invoke(cli, ["search", str(db), "kiln", "--path-prefix", "glaze/"])
+    assert found.exit_code == 0 and "glaze/notes.md" in found.stdout
+    missed = CliRunner().invoke(cli, ["search", str(db), "kiln", "--path-prefix", "glazes/"])
+    assert (missed.exit_code, missed.stdout, missed.stderr) == (0, "", "no document's path starts with 'glazes/'\n")

@@ -29,7 +29,7 @@ Run `deploy --force-with-lease` and watch for E1027.
 """
 # Sample values for each parameter a shipped query may take.
 PARAMS = {"q": "payments rollback PAYMENTS_DB_URL", "explain": 1, "token": "E1027", "id": 1, "path": "pay.md",
-          "anchor": "rollback-procedure", "glob": "*", "limit": 5}
+          "anchor": "rollback-procedure", "glob": "*", "limit": 5, "prefix": "pay"}
 # What a read-only statement may do (sqlite3 authorizer action codes); anything else is denied.
 ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
 
