@@ -204,7 +204,13 @@ def _find_document(ix: Index, ref: Ref) -> tuple[str, list[dict[str, Any]]]:
     raise path_miss(ref, paths)
 
 
+# The largest id SQLite can store: a larger number names no section (and cannot be bound).
+MAX_ID = 2**63 - 1
+
+
 def section_by_id(ix: Index, section_id: int) -> Hit | None:
+    if not 0 <= section_id <= MAX_ID:
+        return None
     rows = ix.run("section", id=section_id)
     return hit_from_row(rows[0], _url(ix, rows[0])) if rows else None
 
@@ -240,6 +246,8 @@ def section_page(ix: Index, section_id: int, max_children: int = MAX_CHILDREN) -
     """A section (the stored `section` query, as a Hit with its url) with its ancestors, parent,
     previous, next and first `max_children` children as links, and its exact tokens; None when
     no section has that id. Every read is bounded, whatever the document holds."""
+    if not 0 <= section_id <= MAX_ID:
+        return None
     rows = ix.run("section", id=section_id)
     if not rows:
         return None

@@ -42,7 +42,7 @@ def parse_ref(ref: str) -> Ref:
     text = ref.strip()
     if not text:
         raise RefError("empty reference; give an id, PATH#ANCHOR, PATH:LINE or PATH")
-    if text.isdigit():
+    if text.isdecimal():  # not isdigit(): "²" is a digit that int() refuses
         return Ref("id", text, id=int(text))
     if "#" in text:
         path, _, anchor = text.partition("#")

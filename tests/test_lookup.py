@@ -218,3 +218,9 @@ def test_a_section_page_reads_its_tokens_from_its_own_row(ix: mdfts.Index) -> No
         for i in ids}
     assert {i: [(t.token, t.kind) for t in p.tokens] for i, p in pages.items() if p} == want
     assert sum(map(len, want.values())) > 10 and len({k for w in want.values() for _, k in w}) >= 4
+
+
+@pytest.mark.parametrize("ref", ["99999999999999999999999", "²"], ids=["past-int64", "superscript-digit"])
+def test_a_number_no_section_can_have_is_a_miss(ix: mdfts.Index, ref: str) -> None:
+    with pytest.raises(RefError):
+        ix.show(ref)
