@@ -25,7 +25,7 @@ from mdfts.records import Hit, Outline
 try:
     from mcp.server import MCPServer
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
     from mcp.types import CallToolResult, TextContent, ToolAnnotations
 except ImportError as err:  # pragma: no cover - the CLI checks first and says what to install
     raise MdftsError("the MCP server needs the mcp package; pip install 'mdfts[mcp]'") from err
@@ -114,6 +114,14 @@ def _show(ix: Index, ref: str) -> Hit | Outline:
         return ix.show(ref)
     except MdftsError as err:
         raise ToolError(str(err)) from None
+
+
+def _read(ix: Index, ref: str) -> Hit | Outline:
+    """As _show(), for a resource: a miss is a not-found error with the same message."""
+    try:
+        return ix.show(ref)
+    except MdftsError as err:
+        raise ResourceNotFoundError(str(err)) from None
 
 
 def _resolves(ix: Index, ref: str) -> bool:
@@ -341,19 +349,28 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
     for name, ix in indexes.items():
         _add_manifest(srv, name, ix)
 
+    def reading(index: str) -> Index:
+        if index not in indexes:
+            raise ResourceNotFoundError(f"no index {index!r}; indexes: {', '.join(indexes)}")
+        return indexes[index]
+
     @srv.resource("mdfts://{index}/section/{id}", mime_type="text/markdown")
     async def section_resource(index: str, id: str) -> str:
         """One section's markdown by id."""
-        shown = s.pick(index)[index].show(id)
-        return shown.body if isinstance(shown, Hit) else ""
+        ix = reading(index)
+        if not id.isdecimal():
+            raise ResourceNotFoundError(f"not a section id: {id!r}")
+        shown = _read(ix, id)
+        assert isinstance(shown, Hit)  # an id names a section
+        return shown.body
 
     @srv.resource("mdfts://{index}/doc/{+path}", mime_type="text/markdown")
     async def doc_resource(index: str, path: str) -> str:
         """A whole document's markdown, section by section."""
-        ix = s.pick(index)[index]
-        shown = ix.show(path)
+        ix = reading(index)
+        shown = _read(ix, path)
         if not isinstance(shown, Outline):
-            raise MdftsError(f"{path}: not a document path")
+            raise ResourceNotFoundError(f"{path}: not a document path")
         parts = []
         for e in shown.entries:
             hit = ix.show(str(e.id))

@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from mcp import Client, StdioServerParameters  # noqa: E402
+from mcp import Client, MCPError, StdioServerParameters  # noqa: E402
 
 import mdfts  # noqa: E402
 from mdfts.build import build_index  # noqa: E402
@@ -172,6 +172,19 @@ async def test_resources_and_instructions(client: Client, two_dbs: tuple[Path, P
     instructions = client.instructions or ""
     assert "index 'ops': 23 documents, 184 sections" in instructions and "then fetch" in instructions
     assert "backticks" in instructions and "Cite path:lines" in instructions
+
+
+@pytest.mark.parametrize(("uri", "message"), [
+    ("mdfts://ops/section/999999", "no section with id 999999 in this index"),
+    ("mdfts://ops/section/runbooks", "not a section id: 'runbooks'"),
+    ("mdfts://ops/doc/runbooks/nope.md", "no document 'runbooks/nope.md' in this index; nearest documents: "),
+    ("mdfts://ops/doc/runbooks/payments.md:90", "runbooks/payments.md:90: not a document path"),
+    ("mdfts://nope/section/1", "no index 'nope'; indexes: ops"),
+], ids=["unknown-id", "not-an-id", "unknown-document", "not-a-document", "unknown-index"])
+async def test_a_resource_miss_says_why(client: Client, uri: str, message: str) -> None:
+    with pytest.raises(MCPError) as err:
+        await client.read_resource(uri)
+    assert message in str(err.value)
 
 
 async def test_several_indexes_fused_each_hit_names_its_index(two_dbs: tuple[Path, Path]) -> None:
