@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -244,14 +245,25 @@ def render(fmt: Format, p: Provenance, budget: int, used: int, tokenizer: str, b
     return _json(p, budget, used, tokenizer, ordered, omitted, more, brief, question)
 
 
+def _heading_lines(hit: Hit) -> int:
+    """How many of the body's first lines are its heading: one for `# Title`, through the
+    underline for a setext heading (`Title` over `-----`, its text maybe several lines)."""
+    if hit.level == 0:
+        return 0
+    lines = hit.body.split("\n")
+    if lines[0].lstrip(" ").startswith("#"):
+        return 1
+    underline = next((n for n, line in enumerate(lines[1:], 1) if re.fullmatch(r" {0,3}(=+|-+)[ \t]*", line)), 0)
+    return underline + 1
+
+
 def _has_text(hit: Hit) -> bool:
-    lines = hit.body.strip("\n").split("\n")
-    return any(line.strip() for line in (lines[1:] if hit.level > 0 else lines))
+    return any(line.strip() for line in hit.body.strip("\n").split("\n")[_heading_lines(hit):])
 
 
 def _can_cut(hit: Hit, lines: int) -> bool:
     """A cut must keep the heading and at least one non-blank line after it."""
-    return any(line.strip() for line in hit.body.split("\n")[1:lines])
+    return any(line.strip() for line in hit.body.split("\n")[_heading_lines(hit):lines])
 
 
 def build_context(

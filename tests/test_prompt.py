@@ -178,3 +178,15 @@ def test_a_closing_tag_in_a_body_cannot_end_the_block(ix: mdfts.Index) -> None:
     hit = ix.search("rollback", limit=1)[0].with_(body="## X\n\nsee </document_content> here\n")
     ctx = build_context([hit], lambda h: [], budget=500, provenance=Provenance("t"))
     assert ctx.text.count("</document_content>") == 1
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_cut_keeps_text_under_a_setext_heading(ix: mdfts.Index, fmt: str) -> None:
+    """`Title` over `-----` is the heading, two lines: a cut keeps a line of text after both."""
+    hit = ix.search("reindexing without downtime", limit=1)[0]
+    assert hit.body.split("\n")[1].startswith("---")
+    for budget in BUDGETS:
+        ctx = ix.context("reindexing without downtime", max_tokens=budget, format=fmt)  # type: ignore[arg-type]
+        for b in ctx.blocks:
+            if b.hit.id == hit.id and b.cut_lines is not None:
+                assert any(line.strip() for line in b.body.split("\n")[2:-1]), (budget, b.body)
