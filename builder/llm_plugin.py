@@ -56,7 +56,10 @@ def mdfts_fragments(argument: str) -> list[llm.Fragment]:
                     raise MdftsError(f"{ref}: a document, not a section; give PATH#ANCHOR (anchors: "
                                      + ", ".join(e.anchor for e in shown.entries[:8] if e.anchor) + ")")
                 return [_fragment(shown)]
-            k = int(params.get("k", "5") or 5)
+            given = params.get("k") or "5"
+            if not given.isdecimal() or int(given) < 1:
+                raise MdftsError(f"mdfts:{argument}: k is the number of sections, a whole number from 1")
+            k = int(given)
             if "token" in params:
                 hits = ix.token(params["token"], limit=k)
             elif params.get("q"):
