@@ -368,5 +368,9 @@ def rrf_merge(lists: dict[str, list[Hit]], limit: int, k: int = 60) -> list[Hit]
 def outline_of(ix: Index, path: str | None = None) -> list[OutlineEntry] | list[DocumentEntry]:
     if path is None or path == "" or path.endswith("/"):
         return document_entries(ix, path or None)
-    found, rows = _find_document(ix, parse_ref(path))
+    ref = parse_ref(path)
+    if ref.kind == "id":  # a section's id: the outline of its document
+        shown = show_ref(ix, path)
+        ref = parse_ref(shown.path)
+    found, rows = _find_document(ix, ref)
     return list(outline_entries(found, rows))

@@ -335,8 +335,10 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         if path is not None and not path.endswith("/"):
             name, ix = s.one(index, path)
             shown = _show(ix, path)
-            if isinstance(shown, Outline):
-                return _outline_result(name, shown, {})
+            if isinstance(shown, Hit):  # a section's ref: the outline of its document
+                shown = _show(ix, shown.path)
+            assert isinstance(shown, Outline)
+            return _outline_result(name, shown, {})
         many = len(chosen) > 1
         docs = [(n, d) for n, ix in chosen.items() for d in ix.outline(None) if not path or d.path.startswith(path)]
         limit = 500

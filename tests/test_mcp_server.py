@@ -155,6 +155,17 @@ async def test_outline_lists_documents_then_headings(client: Client) -> None:
     assert heads["headings"][0]["ref"] == "runbooks/payments.md#payments"
 
 
+@pytest.mark.parametrize("ref", [ROLLBACK, "runbooks/payments.md:90", "id"], ids=["anchor", "line", "id"])
+async def test_outline_of_a_section_ref_is_its_documents_as_in_python(
+        client: Client, two_dbs: tuple[Path, Path], ref: str) -> None:
+    with mdfts.open_index(two_dbs[0]) as ix:
+        ref = str(ix.show(ROLLBACK).id) if ref == "id" else ref  # type: ignore[union-attr]
+        want = [e.ref for e in ix.outline(ref)]  # type: ignore[union-attr]
+    text, data, err = await _call(client, "outline", path=ref)
+    assert not err and data["path"] == "runbooks/payments.md", text
+    assert [h["ref"] for h in data["headings"]] == want
+
+
 async def test_resources_and_instructions(client: Client, two_dbs: tuple[Path, Path]) -> None:
     assert [str(r.uri) for r in (await client.list_resources()).resources] == ["mdfts://ops/manifest"]
     templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
