@@ -240,7 +240,8 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
     ) -> CallToolResult:
         """Read a section (line-numbered markdown) by the ref a search, token or outline result gave."""
         clamped: dict[str, Any] = {}
-        budget = s.clamp("max_tokens", max_tokens or caps.max_tokens, caps.max_tokens, clamped, MIN_TOKENS)
+        asked = caps.max_tokens if max_tokens is None else max_tokens
+        budget = s.clamp("max_tokens", asked, caps.max_tokens, clamped, MIN_TOKENS)
         name, ix = s.one(index, ref)
         shown = _show(ix, ref)
         if isinstance(shown, Outline):

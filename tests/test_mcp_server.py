@@ -118,6 +118,13 @@ async def test_fetch_is_cut_to_max_tokens_and_says_where(client: Client) -> None
     assert big["clamped"]["max_tokens"] == {"asked": 100000, "used": 1500, "why": "server maximum"}
 
 
+@pytest.mark.parametrize("asked", [0, -1])
+async def test_fetch_raises_a_too_small_max_tokens_to_the_minimum_and_says_so(client: Client, asked: int) -> None:
+    _, data, err = await _call(client, "fetch", ref=ROLLBACK, max_tokens=asked)
+    assert not err and data["clamped"]["max_tokens"] == {"asked": asked, "used": 100, "why": "minimum"}
+    assert data["truncated"] is True
+
+
 async def test_fetch_miss_lists_the_nearest_anchors(client: Client) -> None:
     text, _, err = await _call(client, "fetch", ref="runbooks/payments.md#rolback")
     assert err and "nearest anchors in runbooks/payments.md: #rollback-procedure" in text
