@@ -358,7 +358,8 @@ def _param(values: tuple[str, ...]) -> dict[str, Any]:
         if "=" not in item:
             raise click.UsageError(f"--param takes NAME=VALUE, not {item!r}")
         name, value = item.split("=", 1)
-        out[name.lstrip(":")] = int(value) if value.lstrip("-").isdigit() else value
+        digits = value.removeprefix("-")
+        out[name.lstrip(":")] = int(value) if digits.isascii() and digits.isdigit() else value
     return out
 
 

@@ -85,6 +85,6 @@ def run_query(db: sqlite3.Connection, query: StoredQuery, params: dict[str, Any]
         cur = db.execute(query.sql, bound)
         cols = [d[0] for d in cur.description or ()]
         return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
-    except sqlite3.Error as err:  # e.g. --param limit=abc: "datatype mismatch"
+    except (sqlite3.Error, OverflowError) as err:  # --param limit=abc: "datatype mismatch"; id=10**30
         given = ", ".join(f"{p}={_short(v)}" for p, v in sorted(params.items()))
         raise QueryError(f"query {query.name!r} failed ({given or 'no parameters'}): {err}") from None

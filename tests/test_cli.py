@@ -263,6 +263,13 @@ def test_eval_bad_line(fixture_db: Path, tmp_path: Path) -> None:
         (["show", "{db}", "nesting.md#chld-a"], "no section 'nesting.md#chld-a'; nearest anchors in nesting.md: "
                                                  "#child-a, #child-b, #grandchild"),
         (["show", "{db}", "999999"], "no section with id 999999 in this index"),
+        # Past SQLite's 64-bit integers, and digits int() does not take (str.isdigit() does): tracebacks once.
+        (["show", "{db}", "99999999999999999999999"], "no section with id 99999999999999999999999 in this index"),
+        (["show", "{db}", "\u00b2"], "no document '\u00b2' in this index; nearest documents: atx_closing.md, bom.md, "
+                                      "crlf.md, diacritics.md, duplicate_headings.md"),
+        (["query", "{db}", "documents", "-p", "limit=\u00b2"], "query 'documents' failed (limit='\u00b2'): datatype mismatch"),
+        (["query", "{db}", "section", "-p", "id=99999999999999999999999"],
+         "query 'section' failed (id=99999999999999999999999): Python int too large to convert to SQLite INTEGER"),
         (["eval", "{db}", "{tmp}/none.jsonl"], "{tmp}/none.jsonl: cannot read: No such file or directory"),
         # The silent cases: each was exit 0 once.
         (["info", "{tmp}/notdb.db"], "{tmp}/notdb.db: not an SQLite database (file is not a database)"),
@@ -279,7 +286,8 @@ def test_eval_bad_line(fixture_db: Path, tmp_path: Path) -> None:
          "nothing to index (--allow-empty builds an empty index)"),
     ],
     ids=["missing-db", "not-sqlite", "not-mdfts", "missing-docs", "unknown-query", "unknown-param", "bad-limit",
-         "unknown-document", "unknown-anchor", "unknown-id", "missing-queries", "info-not-sqlite", "info-not-mdfts",
+         "unknown-document", "unknown-anchor", "unknown-id", "huge-id", "superscript-id", "superscript-param",
+         "huge-param", "missing-queries", "info-not-sqlite", "info-not-mdfts",
          "search-without-db", "missing-param", "missing-param-json", "empty-folder", "include-matches-nothing",
          "exclude-leaves-nothing"],
 )
