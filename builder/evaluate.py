@@ -30,20 +30,27 @@ def load_queries(path: Path) -> list[dict[str, Any]]:
     """Labelled queries, one JSON object a line: {"id", "q", "gold": [{"path", "line"}], "kind"}."""
     out = []
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        data = path.read_bytes()
     except OSError as err:
         raise MdftsError(f"{path}: cannot read: {err.strerror or err}") from None
+    try:
+        lines = data.decode("utf-8").split("\n")  # not splitlines(): JSON strings may hold U+2028
+    except UnicodeDecodeError as err:
+        at = data.count(b"\n", 0, err.start) + 1
+        raise MdftsError(f"{path}:{at}: not valid UTF-8") from None
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
+            if not isinstance(obj, dict):
+                raise ValueError("not a JSON object")
             if not isinstance(obj.get("q"), str) or not isinstance(obj.get("gold"), list):
                 raise ValueError("needs a string 'q' and a list 'gold'")
             for g in obj["gold"]:
-                if not isinstance(g.get("path"), str) or not isinstance(g.get("line"), int):
+                if not (isinstance(g, dict) and isinstance(g.get("path"), str) and isinstance(g.get("line"), int)):
                     raise ValueError("each gold entry needs 'path' and an integer 'line'")
-        except (ValueError, AttributeError) as err:
+        except ValueError as err:
             raise MdftsError(f"{path}:{n}: not a labelled query ({err})") from None
         out.append(obj)
     if not out:

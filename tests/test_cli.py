@@ -248,6 +248,31 @@ def test_eval_bad_line(fixture_db: Path, tmp_path: Path) -> None:
     assert result.stderr.startswith(f"Error: {qfile}:2: not a labelled query (")
 
 
+def test_eval_lines_end_at_newline_only(fixture_db: Path, tmp_path: Path) -> None:
+    """JSON may hold U+2028 raw in a string (json.dumps(ensure_ascii=False) writes it so)."""
+    qfile = tmp_path / "q.jsonl"
+    qfile.write_text('{"q": "E1027\u2028payments", "gold": [{"path": "services/payments.md", "line": 21}]}\n',
+                     encoding="utf-8")
+    result = run_cli(["eval", fixture_db, qfile, "--json"])
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert json.loads(result.stdout)["kinds"]["all"]["n"] == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "error"),
+    [
+        (b'{"q": "x", "gold": []}\n{"q": "caf\xe9", "gold": []}\n', "bad.jsonl:2: not valid UTF-8"),
+        (b'[1, 2]\n', "bad.jsonl:1: not a labelled query (not a JSON object)"),
+        (b'{"q": "x", "gold": ["a.md"]}\n', "bad.jsonl:1: not a labelled query (each gold entry needs 'path' and an integer 'line')"),
+    ],
+    ids=["latin-1", "array", "gold-string"],
+)
+def test_eval_bad_file_is_one_line(fixture_db: Path, tmp_path: Path, content: bytes, error: str) -> None:
+    (tmp_path / "bad.jsonl").write_bytes(content)
+    result = run_cli(["eval", fixture_db, tmp_path / "bad.jsonl"])
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", f"Error: {tmp_path}/{error}\n")
+
+
 @pytest.mark.parametrize(
     ("args", "error"),
     [
