@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeVar, cast
 
 from mdfts.artifact import SCHEMA_VERSION, check_source_url, file_is_index
-from mdfts.discover import DEFAULT_INCLUDE, FileSet, SourceFile, SourceText, discover, read_source
+from mdfts.discover import DEFAULT_INCLUDE, FileSet, SourceFile, SourceText, discover, no_file_matches, read_source
 from mdfts.errors import MdftsError, SourceError, display
 from mdfts.index import open_index
 from mdfts.parse import stream_blocks
@@ -224,10 +224,7 @@ def _check_output(out: Path, roots: Sequence[Path | str], force: bool) -> None:
 
 
 def _nothing_matched(roots: Sequence[Path | str], include: Sequence[str], exclude: Sequence[str]) -> str:
-    where = ", ".join(display(str(r)) for r in roots)
-    but = f", less --exclude {' '.join(exclude)}" if exclude else ""
-    return (f"{where}: no file matches --include {' '.join(include)}{but}; nothing to index "
-            "(--allow-empty builds an empty index)")
+    return f"{no_file_matches(roots, include, exclude)}; nothing to index (--allow-empty builds an empty index)"
 
 
 def _fetched(roots: Sequence[Path | str | FileSet], include: Sequence[str], exclude: Sequence[str],

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TypedDict
 from urllib.parse import unquote
 
-from mdfts.discover import DEFAULT_INCLUDE, SourceFile, discover, read_source
-from mdfts.errors import SourceError
+from mdfts.discover import DEFAULT_INCLUDE, SourceFile, discover, no_file_matches, read_source
+from mdfts.errors import MdftsError, SourceError
 from mdfts.parse import parse_links, slugify
 from mdfts.sections import Document, split_sections
 
@@ -117,6 +117,8 @@ def check_docs(
     """The findings for the markdown under `roots`, by path and line, and how many files were read."""
     cwd = Path.cwd().resolve()
     files = discover(roots, include, exclude, warn=warn)
+    if not files:  # a lint that read nothing must not pass (a typo in --include, an empty folder)
+        raise MdftsError(f"{no_file_matches(roots, include, exclude)}; nothing to check")
     anchors: dict[Path, set[str] | None] = {}  # None: the file exists but cannot be read
     raw: list[tuple[str, int, str, str]] = []
     links: list[tuple[SourceFile, int, str]] = []

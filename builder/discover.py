@@ -108,6 +108,13 @@ def wanted(relpath: str, include: Sequence[str] = DEFAULT_INCLUDE, exclude: Sequ
     return _selected(relpath, include, exclude)
 
 
+def no_file_matches(roots: Sequence[Path | str], include: Sequence[str], exclude: Sequence[str]) -> str:
+    """The start of the error for globs that leave no file: `docs: no file matches --include *.md`."""
+    where = ", ".join(display(str(r)) for r in roots)
+    but = f", less --exclude {' '.join(exclude)}" if exclude else ""
+    return f"{where}: no file matches --include {' '.join(include)}{but}"
+
+
 def _inside(path: Path, root: Path) -> bool:
     return path.is_relative_to(root)
 

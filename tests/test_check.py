@@ -144,3 +144,20 @@ def test_unknown_rule_is_a_usage_error(docs: Path) -> None:
 def test_missing_folder_is_a_one_line_error(tmp_path: Path) -> None:
     result = _run(str(tmp_path / "nope"))
     assert (result.exit_code, result.stdout, result.stderr) == (1, "", f"Error: {tmp_path / 'nope'}: no such file or folder\n")
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["empty"], "empty: no file matches --include *.md *.markdown; nothing to check"),
+        (["check", "--include", "*.rst"], "check: no file matches --include *.rst; nothing to check"),
+        (["check", "empty", "--exclude", "*"], "check, empty: no file matches --include *.md *.markdown, less "
+                                               "--exclude *; nothing to check"),
+    ],
+    ids=["empty-folder", "include-matches-nothing", "exclude-leaves-nothing"],
+)
+def test_no_file_to_check_is_an_error(docs: Path, args: list[str], error: str) -> None:
+    """A lint that read nothing must not pass: a typo in --include once gave "0 files checked", exit 0."""
+    Path("empty").mkdir()
+    result = _run(*args)
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", f"Error: {error}\n")
