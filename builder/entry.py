@@ -61,8 +61,8 @@ def read_args(argv: Sequence[str]) -> tuple[str, list[str], dict[str, Any]] | No
         return None  # QUERY and --queries: click's usage error
     if most_k:
         k = options.get("-k", str(_DEFAULT_K[command]))
-        if not k.isdigit() or not 1 <= int(k) <= most_k:
-            return None  # click.IntRange's message
+        if not (k.isascii() and k.isdigit()) or not 1 <= int(k) <= most_k:
+            return None  # click.IntRange's message ("²" is a digit to isdigit(), not to int())
         options["-k"] = int(k)
     if os.path.isdir(positional[0]):
         return None  # click.Path(dir_okay=False) says so

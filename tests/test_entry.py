@@ -35,6 +35,8 @@ def _run(argv: list[str], click: bool, stdin: str | None = None) -> tuple[int, s
         ["search", "{db}", "zzqx nothing matches"],
         ["search", "{db}", "?!"],
         ["search", "{db}", "x", "-k", "0"],  # out of range: click's message
+        ["search", "{db}", "x", "-k", "\u00b2"],  # str.isdigit() but not int(): was a traceback
+        ["token", "{db}", "E1027", "--limit=\u00b2"],
         ["search", "{db}"],  # no query: click's usage error
         ["search", "{db}", "x", "--sql"],
         ["search", "{missing}", "x"],
