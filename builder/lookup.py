@@ -21,7 +21,7 @@ from mdfts.records import (
     hit_from_row,
     make_ref,
 )
-from mdfts.refs import Ref, RefError, anchor_miss, parse_ref, path_miss, pick_anchor, pick_line
+from mdfts.refs import Ref, RefError, anchor_miss, hash_readings, parse_ref, path_miss, pick_anchor, pick_line
 
 # mdfts.prompt (and the xml and urllib modules it pulls in, ~15-40 ms) only for context():
 # a one-shot `mdfts search` must not pay for it. Nor for typing (~2 ms): mypy reads TYPE_CHECKING
@@ -204,6 +204,21 @@ def _find_document(ix: Index, ref: Ref) -> tuple[str, list[dict[str, Any]]]:
     raise path_miss(ref, paths)
 
 
+def _find_reading(ix: Index, ref: Ref) -> tuple[Ref, str, list[dict[str, Any]]]:
+    """The reading of `ref` that names a document, with its path and outline rows: a '#' may be
+    part of the file name (c#sharp.md#sub); a miss is the first reading's error."""
+    try:
+        return ref, *_find_document(ix, ref)
+    except RefError as err:
+        miss = err
+    for other in hash_readings(ref):
+        try:
+            return other, *_find_document(ix, other)
+        except RefError:
+            continue
+    raise miss
+
+
 # The largest id SQLite can store: a larger number names no section (and cannot be bound).
 MAX_ID = 2**63 - 1
 
@@ -282,7 +297,7 @@ def show_ref(ix: Index, ref: str) -> Hit | Outline:
         if found is None:
             raise RefError(f"no section with id {parsed.id} in this index")
         return found
-    path, rows = _find_document(ix, parsed)
+    parsed, path, rows = _find_reading(ix, parsed)
     if parsed.kind == "path":
         doc = _document(ix, path)
         return Outline(path, doc["title"] if doc else path, outline_entries(path, rows))
@@ -372,5 +387,5 @@ def outline_of(ix: Index, path: str | None = None) -> list[OutlineEntry] | list[
     if ref.kind == "id":  # a section's id: the outline of its document
         shown = show_ref(ix, path)
         ref = parse_ref(shown.path)
-    found, rows = _find_document(ix, ref)
+    _, found, rows = _find_reading(ix, ref)
     return list(outline_entries(found, rows))

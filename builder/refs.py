@@ -53,6 +53,21 @@ def parse_ref(ref: str) -> Ref:
     return Ref("path", text, path=_clean_path(text))
 
 
+def hash_readings(ref: Ref) -> list[Ref]:
+    """Other readings of a PATH#ANCHOR reference whose file name may hold a '#' (`c#sharp.md#sub`,
+    `c#sharp.md:5`, `c#sharp.md`), to try when the first names no document."""
+    if ref.kind != "anchor":
+        return []
+    text = ref.text.strip()
+    path, _, anchor = text.rpartition("#")
+    out = [Ref("anchor", text, path=_clean_path(path), anchor=anchor.strip())]
+    m = re.match(_LINE, text)
+    if m:
+        out.append(Ref("line", text, path=_clean_path(m["path"]), line=int(m["start"])))
+    out.append(Ref("path", text, path=_clean_path(text)))
+    return [r for r in out if r.path != ref.path]
+
+
 def _clean_path(path: str) -> str:
     path = path.strip().replace("\\", "/")
     while path.startswith("./"):

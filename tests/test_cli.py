@@ -170,6 +170,25 @@ def test_show_lead_section_by_empty_anchor(fixture_db: Path) -> None:
     assert (row["level"], row["start_line"]) == (0, 2)
 
 
+def test_show_takes_the_refs_it_prints_for_a_file_name_with_a_hash(tmp_path: Path) -> None:
+    """`c#sharp.md#sub` read as document `c`, anchor `sharp.md#sub`: a printed ref did not resolve."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "c#sharp.md").write_text("# Sharp\n\nzebraone\n\n## Sub\n\nzebratwo\n", encoding="utf-8")
+    db = tmp_path / "index.db"
+    assert run_cli(["build", docs, "-o", db, "-q"]).exit_code == 0
+    [hit] = json.loads(run_cli(["search", db, "zebratwo", "--json", "-k", "1"]).stdout)
+    assert hit["ref"] == "c#sharp.md#sub"
+    shown = run_cli(["show", db, hit["ref"]])
+    assert (shown.exit_code, shown.stderr) == (0, "")
+    assert shown.stdout.startswith(f"[{hit['id']}] c#sharp.md#sub  c#sharp.md:5-7\n## Sub\n")
+    outline = run_cli(["show", db, "c#sharp.md"])
+    assert (outline.exit_code, outline.stdout.splitlines()[0]) == (0, "c#sharp.md — Sharp")
+    missing = run_cli(["show", db, "c#sharp.md#nope"])
+    assert (missing.exit_code, missing.stderr) == (1, "Error: no section 'c#sharp.md#nope'; nearest anchors in "
+                                                      "c#sharp.md: #sharp, #sub\n")
+
+
 def test_token(fixture_db: Path) -> None:
     result = run_cli(["token", fixture_db, "E1027"])
     lines = result.stdout.splitlines()
