@@ -355,11 +355,14 @@ def token(db: Path, tok: str, k: int, as_json: bool) -> None:
 def _param(values: tuple[str, ...]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for item in values:
-        if "=" not in item:
+        name, eq, value = item.partition("=")
+        name = name.lstrip(":")
+        if not eq or not name:
             raise click.UsageError(f"--param takes NAME=VALUE, not {item!r}")
-        name, value = item.split("=", 1)
+        if name in out:  # the last one silently won
+            raise click.UsageError(f"--param {name} is given twice")
         digits = value.removeprefix("-")
-        out[name.lstrip(":")] = int(value) if digits.isascii() and digits.isdigit() else value
+        out[name] = int(value) if digits.isascii() and digits.isdigit() else value
     return out
 
 

@@ -132,10 +132,13 @@ def test_search_batch_from_stdin(fixture_db: Path) -> None:
         (["search", "{db}", "x", "--queries", "-"], "give QUERY or --queries, not both"),
         (["search", "{db}", "x", "-k", "0"], "Invalid value for '-k' / '--limit'"),
         (["query", "{db}", "token", "--param", "nope"], "--param takes NAME=VALUE, not 'nope'"),
+        (["query", "{db}", "token", "-p", "=E1027"], "--param takes NAME=VALUE, not '=E1027'"),
+        (["query", "{db}", "token", "-p", "token=E1027", "-p", ":token=E1028"], "--param token is given twice"),
         (["build", "-o", "x.db"], "Missing argument 'SOURCES...'"),
         (["nosuchcommand"], "No such command 'nosuchcommand'"),
     ],
-    ids=["no-query", "query-and-file", "bad-k", "bad-param", "no-sources", "unknown-command"],
+    ids=["no-query", "query-and-file", "bad-k", "bad-param", "param-without-name", "param-twice", "no-sources",
+         "unknown-command"],
 )
 def test_usage_errors_exit_2(fixture_db: Path, args: list[str], error: str) -> None:
     result = run_cli([a.format(db=fixture_db) for a in args], input="")
