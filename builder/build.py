@@ -12,6 +12,7 @@ import functools
 import json
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
@@ -209,9 +210,18 @@ def build_index(
 
 def _check_output(out: Path, roots: Sequence[Path | str], force: bool) -> None:
     """Refuse to replace a file that is not an mdfts index (`-o docs/README.md` replaced the doc);
-    `force` overrides that, but never for a file inside a source folder."""
-    if not out.is_file() or file_is_index(out):
-        return  # new, an index, or a folder (the writer's own error)
+    `force` overrides that, but never for a file inside a source folder, nor for what is not a
+    regular file (`-o /dev/null` replaced the device)."""
+    try:
+        mode = out.stat().st_mode  # through a symlink: /dev/stdout is one, to a pipe
+    except OSError:
+        return  # new, or a path the writer reports on
+    if stat.S_ISDIR(mode):
+        return  # the writer's own error
+    if not stat.S_ISREG(mode):
+        raise MdftsError(f"{display(str(out))}: exists and is not a regular file; refusing to replace it")
+    if file_is_index(out):
+        return
     real = out.resolve()
     for root in roots:
         folder = Path(root).resolve()

@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import sqlite3
+import stat
 import subprocess
 import sys
 import tempfile
@@ -268,6 +269,21 @@ def test_output_that_is_not_an_index_needs_force(docs: Path, tmp_path: Path) -> 
     assert build(docs, out, "--force").exit_code == 0
     assert paths(out) == ["good.md"]
     assert build(docs, out).exit_code == 0  # an mdfts index now: replaced without --force
+
+
+@pytest.mark.parametrize("force", [False, True], ids=["plain", "force"])
+def test_output_that_is_not_a_regular_file_is_never_replaced(docs: Path, tmp_path: Path, force: bool) -> None:
+    """`-o /dev/null` replaced the device with the index (as root): a FIFO stands in for it here."""
+    out = tmp_path / "pipe"
+    os.mkfifo(out)
+    link = tmp_path / "link.db"  # /dev/stdout is a symlink to such a file
+    link.symlink_to(out)
+    for target in (out, link):
+        result = build(docs, target, *(["--force"] if force else []))
+        assert (result.exit_code, result.stderr) == (
+            1, f"Error: {target}: exists and is not a regular file; refusing to replace it\n")
+    assert stat.S_ISFIFO(out.lstat().st_mode) and link.is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs", "link.db", "pipe"]
 
 
 def test_missing_output_folder_is_created(docs: Path, tmp_path: Path) -> None:
