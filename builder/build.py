@@ -161,9 +161,13 @@ def build_index(
     sources = _fetched(roots, include, exclude, github, warn)
     files = discover(sources, include, exclude, skip=[out], warn=warn, on_error=on_error)
     clock.switch("provenance")
+    named = [r.name if isinstance(r, FileSet) else r for r in roots]
     if not files and not allow_empty:
-        named = [r.name if isinstance(r, FileSet) else r for r in roots]
         raise MdftsError(_nothing_matched(named, include, exclude))
+    # --on-error skip that skips every file must not replace the index with one of nothing
+    all_skipped = None if allow_empty else (f"{', '.join(display(str(r)) for r in named)}: every file was "
+                                            f"skipped ({len(files)}); nothing to index (--allow-empty builds an "
+                                            "empty index)")
     meta = {
         "mdfts_version": _version(),
         "build_fingerprint": build_fingerprint(),
@@ -195,13 +199,13 @@ def build_index(
             workers = 1 if reusable is not None else default_workers(len(files))
         try:
             return _write(files, out, meta, last_commits, on_error, skipped, warn, progress, reusable, clock,
-                          workers)
+                          workers, all_skipped)
         except RowsMismatch as err:  # nothing of that attempt is left: the writer cleaned up
             if warn:
                 warn(f"{previous}: {err}; not reusing it, building everything")
             skipped.clear()
             return _write(files, out, meta, last_commits, on_error, skipped, warn, progress, None, clock,
-                          default_workers(len(files)))
+                          default_workers(len(files)), all_skipped)
     except sqlite3.Error as err:
         raise MdftsError(f"{out}: cannot write the index: {err}") from None
     except OSError as err:
@@ -386,7 +390,9 @@ def _write(
     previous: Path | None,
     clock: StageClock,
     workers: int,
+    all_skipped: str | None,
 ) -> BuildResult:
+    """Write the index; `all_skipped` is the error when every file was skipped (None: allowed)."""
     write_steps: dict[str, float] = {}
     clock.switch("write")
     with IndexWriter(out, timings=write_steps, files=len(files)) as writer:
@@ -420,6 +426,8 @@ def _write(
                     progress(n, len(files), path)
                 clock.switch(waiting)
         clock.switch("write")
+        if all_skipped is not None and files and len(skipped) == len(files):
+            raise MdftsError(all_skipped)
         meta["skipped"] = str(len(skipped))
         writer.set_last_commits(last_commits)
         stats = writer.finish(meta, [q.row() for q in package_queries()])

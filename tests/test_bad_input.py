@@ -133,6 +133,22 @@ def test_on_error_skip_warns_and_indexes_the_rest(docs: Path, built: Path, name:
     assert temps(built) == []
 
 
+def test_on_error_skip_with_every_file_bad_keeps_the_old_index(docs: Path, built: Path) -> None:
+    """Skipping every file built an index of nothing over the old one, and said exit 0."""
+    before = built.read_bytes()
+    (docs / "good.md").write_bytes(b"# ok\n\xff\n")
+    (docs / "more.md").write_bytes(b"# More\n\0\n")
+    result = build(docs, built, "--on-error", "skip")
+    assert (result.exit_code, result.stderr) == (1, (
+        "Warning: good.md:2: not valid UTF-8; skipped\n"
+        "Warning: more.md:2: binary file (NUL byte), not markdown; skipped\n"
+        f"Error: {docs}: every file was skipped (2); nothing to index (--allow-empty builds an empty index)\n"))
+    assert built.read_bytes() == before
+    assert temps(built) == []
+    assert build(docs, built, "--on-error", "skip", "--allow-empty").exit_code == 0
+    assert paths(built) == []
+
+
 def test_non_finite_numbers_in_front_matter_are_valid_json(docs: Path, tmp_path: Path) -> None:
     # JSON has no Infinity or NaN: json.dumps wrote them anyway, and json_valid() said 0.
     (docs / "odd.md").write_text("---\nweight: .inf\nlow: -.inf\nodd: [.nan, 1.5]\nm: {1: a, null: b, false: c}\n---\n# A\n")
