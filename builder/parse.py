@@ -102,6 +102,27 @@ def _inline_core_rule(state: Any) -> None:
             parser.inline.parse(token.content, state.md, state.env, token.children)
 
 
+def _rewrite_links(state: Any) -> None:
+    """Each link's href through env["rewrite_link"] (when given): a new target, or None for no
+    link at all (its text stays, in a <span>). Links do not nest, so a dropped link's close is
+    the next link_close."""
+    rewrite = state.env.get("rewrite_link")
+    if rewrite is None:
+        return
+    for token in state.tokens:
+        dropped = False
+        for child in token.children or ():
+            if child.type == "link_open":
+                target = rewrite(str(child.attrGet("href") or ""))
+                dropped = target is None
+                if dropped:
+                    child.tag, child.attrs = "span", {}
+                else:
+                    child.attrSet("href", target)
+            elif child.type == "link_close" and dropped:
+                child.tag, dropped = "span", False
+
+
 @lru_cache(maxsize=2)
 def _html_renderer(tables: bool = True) -> MarkdownIt:
     # Raw HTML in the docs is shown as text, never passed through: the page is someone's browser.
@@ -110,13 +131,16 @@ def _html_renderer(tables: bool = True) -> MarkdownIt:
         md.enable("table")
     md.validateLink = _safe_link  # type: ignore[method-assign]
     md.core.ruler.at("inline", _inline_core_rule)
+    md.core.ruler.after("inline", "mdfts_links", _rewrite_links)
     return md
 
 
-def render_html(text: str, tables: bool = True) -> str:
+def render_html(text: str, tables: bool = True, rewrite_link: Callable[[str], str | None] | None = None) -> str:
     """Markdown → inert HTML (CommonMark, plus tables unless `tables` is False): raw HTML escaped,
-    links only to http(s), mailto and relative targets."""
-    html_out: str = _html_renderer(tables).render(text)
+    links only to http(s), mailto and relative targets; `rewrite_link` maps each link's target
+    (as markdown-it percent-encodes it) to the one to use, or None to drop the link and keep its
+    text."""
+    html_out: str = _html_renderer(tables).render(text, {"rewrite_link": rewrite_link})
     return html_out
 
 

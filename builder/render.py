@@ -7,6 +7,7 @@ a server worker. The terminal keeps its own highlighting (cli.py); this module i
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from html import escape
 
 from mdfts.parse import plain_inline, render_html
@@ -51,12 +52,13 @@ def _cut(text: str, limit: int) -> str:
     return text[: end if end > limit // 2 else limit]
 
 
-def render_section(body: str, limit: int = PAGE_CHARS) -> str:
+def render_section(body: str, limit: int = PAGE_CHARS, rewrite_link: Callable[[str], str | None] | None = None) -> str:
     """Safe HTML of a section's markdown, at most `limit` characters of it; a note says what was
-    left out. Raw HTML is escaped, links other than http(s)/mailto/relative are dropped."""
+    left out. Raw HTML is escaped, links other than http(s)/mailto/relative are dropped, and
+    `rewrite_link` (see render_html) places the relative ones."""
     text = _cut(body, limit)
     tables = table_cells(text) <= MAX_TABLE_CELLS
-    out = render_html(text, tables=tables)
+    out = render_html(text, tables=tables, rewrite_link=rewrite_link)
     if len(out) > MAX_GROWTH * max(len(text), 1024):
         out = f"<pre>{escape(text)}</pre>"
     if not tables:

@@ -5,6 +5,7 @@ headless Chromium."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 import urllib.error
@@ -228,6 +229,39 @@ def test_each_section_links_to_its_source_lines(site: InProcessDatasette) -> Non
     _, page = site.get(f"/{DB_NAME}/sections?_search=exporter")
     assert ('<a class="mdfts-source" href="https://example.com/ops/blob/HEAD/runbooks/billing.md#L5-L9" '
             'title="source, lines 5–9">runbooks/billing.md</a>') in page
+
+
+def test_relative_links_in_a_section_open_on_these_pages(
+        tmp_path: Path, datasette_client: Callable[..., InProcessDatasette]) -> None:
+    """The docs link relative to their file; the page is /db/sections/ID, where such a link led
+    to a 404. A markdown target opens as the section (by its anchor) or its outline, another
+    file as its source, and a target outside the docs or on a site these pages do not know is
+    text; an absolute URL is kept."""
+    docs = tmp_path / "docs"
+    (docs / "runbooks").mkdir(parents=True)
+    (docs / "sops").mkdir()
+    (docs / "runbooks" / "kiln.md").write_text(
+        "# Kiln\n\n## Cool down\n\nSee [the SOP](../sops/hotfix.md#when-to-hotfix), [its outline](../sops/hotfix.md), "
+        "[the script](scripts/cool.sh), [a site page](/manual/x.html), [outside](../../etc/x.md), "
+        "[above](#kiln) and [the maker](https://example.com/kilns).\n")
+    (docs / "sops" / "hotfix.md").write_text("# Hotfix\n\n## When to hotfix\n\nOnly when the kiln cracks.\n")
+    db = tmp_path / "links.db"
+    build_index([docs], db, source_url=SOURCE_URL)
+    site = datasette_client(db)
+    (row,) = site.get_json("/links/sections.json?heading=Cool+down&_shape=array")
+    status, page = site.get(f"/links/sections/{row['id']}")
+    assert status == 200
+    hrefs = dict((text, href) for href, text in re.findall(r'<a href="([^"]*)">([^<]*)</a>', page))
+    assert hrefs["the SOP"] == "/links/section?path=sops%2Fhotfix.md&amp;anchor=when-to-hotfix"
+    assert hrefs["its outline"] == "/links/outline?path=sops%2Fhotfix.md"
+    assert hrefs["the script"] == "https://example.com/ops/blob/HEAD/runbooks/scripts/cool.sh#L1-L1"
+    assert hrefs["above"] == "/links/section?path=runbooks%2Fkiln.md&amp;anchor=kiln"
+    assert hrefs["the maker"] == "https://example.com/kilns"
+    assert "<span>a site page</span>" in page and "<span>outside</span>" in page
+    status, target = site.get(hrefs["the SOP"].replace("&amp;", "&"))
+    assert status == 200 and "Only when the kiln cracks." in target
+    status, outline = site.get(hrefs["its outline"])
+    assert status == 200 and "When to hotfix" in outline
 
 
 def test_source_link_fills_commit_and_quotes_the_path() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import importlib.resources
 import json
+import posixpath
 import sqlite3
 import urllib.parse
 from collections.abc import Awaitable, Callable
@@ -171,11 +172,48 @@ def _trail(value: str) -> list[str] | None:
     return [str(t) for t in trail] if isinstance(trail, list) else None
 
 
-async def _rendered(body: str, limit: int) -> Markup:
+async def _rendered(body: str, limit: int, rewrite_link: Callable[[str], str | None] | None = None) -> Markup:
     # markdown-it is pure Python: off the event loop, so one big section cannot stall the
     # other requests; render_section() caps the size (and so the time) of the work.
-    html = await asyncio.to_thread(render_section, body, limit)
+    html = await asyncio.to_thread(render_section, body, limit, rewrite_link)
     return Markup('<div class="mdfts-body">{}</div>').format(Markup(html))
+
+
+_MARKDOWN = (".md", ".markdown")
+
+
+def _no_links(href: str) -> str | None:
+    """For a body whose file is not known: a relative link could go anywhere, so it is none."""
+    return href if urllib.parse.urlsplit(href).scheme or href.startswith("//") else None
+
+
+def _doc_links(datasette: Any, database: str, facts: IndexFacts, doc_path: str) -> Callable[[str], str | None]:
+    """Where a link in `doc_path` goes on these pages. The docs link relative to the file, and
+    the page is /db/sections/ID, so a relative target is resolved against the file's folder:
+    a markdown file opens as the stored `section` query (with its anchor) or `outline` (without);
+    another file, its source lines when the index has a source URL; a target outside the docs,
+    or a site path (/manual/x.html, on a site these pages do not know), is no link. Absolute
+    URLs stay as they are."""
+    base = datasette.urls.database(database)
+    folder = posixpath.dirname(doc_path)
+
+    def rewrite(href: str) -> str | None:
+        if urllib.parse.urlsplit(href).scheme or href.startswith("//"):
+            return href  # http(s) or mailto: render_html has dropped every other scheme
+        if href.startswith("/"):
+            return None
+        target, _, anchor = href.partition("#")
+        target = urllib.parse.unquote(target.partition("?")[0])
+        path = posixpath.normpath(posixpath.join(folder, target)) if target else doc_path
+        if path == "." or path.startswith("../") or path == "..":
+            return None
+        if path.lower().endswith(_MARKDOWN):
+            if anchor:
+                return f"{base}/section?" + urllib.parse.urlencode({"path": path, "anchor": anchor.lower()})
+            return f"{base}/outline?" + urllib.parse.urlencode({"path": path})
+        return source_link(facts.meta, {"path": path, "start_line": 1, "end_line": 1, "anchor": ""})
+
+    return rewrite
 
 
 def _source(facts: IndexFacts, fields: dict[str, Any], text: str | None = None) -> Markup | None:
@@ -200,7 +238,9 @@ def render_cell(row: Any, value: Any, column: str, table: str | None, database: 
     if not isinstance(value, str):
         return None
     if column == "body":
-        return _rendered(value, PREVIEW_CHARS)
+        path = _row_dict(row).get("path")
+        links = _doc_links(datasette, database, facts, path) if isinstance(path, str) else _no_links
+        return _rendered(value, PREVIEW_CHARS, links)
     if table == "sections" and len(value) > PREVIEW_CHARS:  # `text`, token lists, on every row page
         return Markup('{}<span class="mdfts-note"> … ({:,} characters)</span>').format(
             value[:PREVIEW_CHARS], len(value))
@@ -275,7 +315,7 @@ async def _section_page(datasette: Any, database: str, facts: IndexFacts, pk: st
         "section": hit,
         "chars": page.chars,
         "where": _source_of(hit),
-        "body": await _rendered(hit.body, PAGE_CHARS),
+        "body": await _rendered(hit.body, PAGE_CHARS, _doc_links(datasette, database, facts, hit.path)),
         "trail": list(hit.trail) or [hit.heading],
         "ancestors": page.ancestors,
         "parent": page.parent,
