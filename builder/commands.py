@@ -66,11 +66,14 @@ def show(db: Path, ref: str, neighbors: bool, as_json: bool, echo: Echo) -> None
     from mdfts.records import Outline
 
     with open_index(db) as ix:
-        shown = ix.show(ref)
-        if isinstance(shown, Outline):
-            echo(output.to_json(shown.to_dict()) if as_json else output.outline_text(shown))
-            return
-        hits = ix.neighbors(ref) if neighbors else [shown]
+        if neighbors:  # a section's relatives: a document's ref is an error, as in Python
+            hits = ix.neighbors(ref)
+        else:
+            shown = ix.show(ref)
+            if isinstance(shown, Outline):
+                echo(output.to_json(shown.to_dict()) if as_json else output.outline_text(shown))
+                return
+            hits = [shown]
     if as_json:
         echo(output.to_json([h.to_dict() for h in hits]))
         return

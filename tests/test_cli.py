@@ -168,6 +168,16 @@ def test_show_neighbors(fixture_db: Path) -> None:
     ]
 
 
+def test_show_neighbors_of_a_document_is_an_error_as_in_python(fixture_db: Path) -> None:
+    """--neighbors asks for a section's relatives: a document's path is refused as Index.neighbors
+    refuses it, not answered with its outline as if the flag were not there."""
+    result = run_cli(["show", fixture_db, "services/payments.md", "--neighbors"])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == ("Error: services/payments.md: a document, not a section; "
+                             "give PATH#ANCHOR or PATH:LINE\n")
+    assert run_cli(["show", fixture_db, "services/payments.md"]).exit_code == 0  # its outline
+
+
 def test_show_lead_section_by_empty_anchor(fixture_db: Path) -> None:
     [row] = json.loads(run_cli(["show", fixture_db, "lead_text.md#", "--json"]).stdout)
     assert (row["level"], row["start_line"]) == (0, 2)
