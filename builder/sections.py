@@ -222,7 +222,8 @@ def _front_matter(path: str, content: str, markup: str = "---") -> dict[str, Any
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise SourceError(path, 2, f"front matter is not a mapping (it is a {type(data).__name__})")
+        kind = type(data).__name__
+        raise SourceError(path, 2, f"front matter is not a mapping (it is {'an' if kind[0] in 'aeiou' else 'a'} {kind})")
     ready: dict[str, Any] = _json_ready(data)
     return ready
 

@@ -199,8 +199,9 @@ def test_heading_text_drops_markup_but_keeps_code_tokens() -> None:
         ("---\ntitle: [\n---\n# ok\n", 2, "front matter is not valid YAML"),
         ("---\n- a list\n---\n# ok\n", 2, "front matter is not a mapping (it is a list)"),
         ('+++\ntitle = "ok"\nweight = = 1\n+++\n# ok\n', 3, "front matter is not valid TOML"),
+        ("---\n42\n---\n# ok\n", 2, "front matter is not a mapping (it is an int)"),
     ],
-    ids=["bad-yaml", "not-a-mapping", "bad-toml"],
+    ids=["bad-yaml", "not-a-mapping", "bad-toml", "an-int"],
 )
 def test_bad_front_matter_names_file_and_line(text: str, line: int, what: str) -> None:
     with pytest.raises(SourceError) as err:
