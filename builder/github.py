@@ -34,6 +34,7 @@ DEFAULT_MAX_WAIT = 900.0  # seconds of rate-limit waiting a whole build may spen
 MAX_FILE_BYTES = 8 << 20  # one kept file
 MAX_TOTAL_BYTES = 256 << 20  # all kept files of one source
 MAX_ARCHIVE_BYTES = 8 << 30  # every file in the tarball, kept or not (a decompression bomb stops here)
+MAX_HEADER_BYTES = 1 << 20  # one pax or long-name header, and all global pax headers together
 TIMEOUT = 60.0  # seconds without a byte before a request fails
 
 _OWNER = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})"
@@ -348,6 +349,31 @@ def _unsafe(name: str) -> bool:
     return name.startswith(("/", "\\")) or ".." in parts or bool(re.match(r"[A-Za-z]:", name))
 
 
+_HEADER_TYPES = (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE, tarfile.GNUTYPE_LONGNAME,
+                 tarfile.GNUTYPE_LONGLINK)
+
+
+def _capped_tar_info(limit: int) -> type[tarfile.TarInfo]:
+    """A TarInfo that refuses a pax or long-name header over `limit` bytes (global pax headers,
+    which tarfile keeps, over `limit` together) before tarfile reads it whole into memory: a few
+    KB of gzip can name a header of gigabytes."""
+    global_bytes = 0
+
+    class CappedTarInfo(tarfile.TarInfo):
+        def _proc_member(self, tar: tarfile.TarFile) -> tarfile.TarInfo:
+            nonlocal global_bytes
+            if self.type in _HEADER_TYPES:
+                held = self.size + (global_bytes if self.type == tarfile.XGLTYPE else 0)
+                if held > limit:
+                    raise tarfile.ReadError(f"a tar header of {self.size:,} bytes, over the {limit:,}-byte "
+                                            "limit for one")
+                if self.type == tarfile.XGLTYPE:
+                    global_bytes = held
+            return super()._proc_member(tar)  # type: ignore[misc, no-any-return]
+
+    return CappedTarInfo
+
+
 def read_archive(
     stream: IO[bytes],
     source: GitHubSource,
@@ -375,7 +401,8 @@ def read_archive(
     counter = _Counting(stream, (lambda n: progress(n, len(files))) if progress else None, expected_bytes)
     name = str(source)
     try:
-        with tarfile.open(fileobj=io.BufferedReader(counter, 1 << 16), mode="r|*") as tar:
+        with tarfile.open(fileobj=io.BufferedReader(counter, 1 << 16), mode="r|*",
+                          tarinfo=_capped_tar_info(MAX_HEADER_BYTES)) as tar:
             for member in tar:
                 unpacked += member.size
                 if unpacked > max_archive_bytes:

@@ -4,6 +4,7 @@ build from a local clone of the same commit."""
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import sqlite3
@@ -430,6 +431,26 @@ def test_a_corrupt_archive_is_an_error_not_a_retry(github: FakeGitHub, clock: Cl
     with pytest.raises(MdftsError, match=r"cannot read the archive"):
         build_index([f"github:acme/handbook@{sha}"], tmp_path / "a.db", github=_options(github, clock))
     assert len(github.downloads()) == 1
+
+
+@pytest.mark.parametrize("kind", [tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.GNUTYPE_LONGNAME],
+                         ids=["pax", "pax-global", "gnu-long-name"])
+def test_an_oversized_tar_header_fails_before_it_is_read(github: FakeGitHub, clock: Clock, clone: Path,
+                                                         tmp_path: Path, kind: bytes) -> None:
+    # tarfile reads a pax or long-name header whole into memory: a few KB of gzip can ask for GBs.
+    sha = git(clone, "rev-parse", "HEAD")
+    header = tarfile.TarInfo("acme-handbook-0000000/meta")
+    header.type, header.size = kind, 4 << 20
+    doc = tarfile.TarInfo("acme-handbook-0000000/docs/ok.md")
+    doc.size = 7
+    github.archives[sha] = gzip.compress(
+        header.tobuf(format=tarfile.USTAR_FORMAT) + bytes(4 << 20)
+        + doc.tobuf(format=tarfile.USTAR_FORMAT) + b"# Fine\n".ljust(512, b"\0") + bytes(1024))
+    out = tmp_path / "a.db"
+    with pytest.raises(MdftsError, match=rf"^github:acme/handbook@{sha}:docs: cannot read the archive: a tar header "
+                                         r"of 4,194,304 bytes, over the 1,048,576-byte limit for one$"):
+        build_index([f"github:acme/handbook@{sha}:docs"], out, github=_options(github, clock))
+    assert not out.exists()
 
 
 def test_total_size_cap() -> None:
