@@ -8,7 +8,7 @@ import re
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; mypy reads this name as True
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import Any
 
     from mdfts.check import Finding
@@ -247,8 +247,8 @@ def _ref(path: str, anchor: str) -> str:
     return f"{path}#{anchor}" if anchor else f"{path} (lead text)"
 
 
-def _places(t: TokenChange, fmt: str = "{}") -> str:
-    shown = [fmt.format(f"{p['path']}:{p['line']}") for p in t["places"][:_MAX_PLACES]]
+def _places(t: TokenChange, show: Callable[[str], str] = str) -> str:
+    shown = [show(f"{p['path']}:{p['line']}") for p in t["places"][:_MAX_PLACES]]
     more = len(t["places"]) - _MAX_PLACES
     return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
@@ -353,7 +353,7 @@ def diff_markdown(diff: Diff) -> str:
         out += ["", "</details>", ""]
     if diff["tokens"]:
         out += ["| | Exact token | Kind | Where | Elsewhere |", "|---|---|---|---|---|"]
-        out += _capped([f"| {_MD_STATUS[t['status']]} | {_code(t['token'])} | {t['kind']} | {_places(t, '`{}`')} | "
+        out += _capped([f"| {_MD_STATUS[t['status']]} | {_code(t['token'])} | {t['kind']} | {_places(t, _code)} | "
                         f"{_elsewhere(t)} |" for t in diff["tokens"]], len(diff["tokens"]), "exact tokens")
         out.append("")
     return inert("\n".join(out))

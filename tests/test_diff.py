@@ -142,3 +142,18 @@ def test_markdown_tables_are_capped(pair: tuple[Path, Path], monkeypatch: pytest
     assert "\n…and 2 more documents; `mdfts diff --json` lists them all.\n" in md
     assert "\n…and 4 more exact tokens; `mdfts diff --json` lists them all.\n" in md
     assert "`notes.md`" not in md
+
+
+def test_markdown_places_stay_inside_their_cell(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a|b.md").write_text("# Pipe\n\nText.\n", encoding="utf-8")
+    (docs / "c`d.md").write_text("# Tick\n\nText.\n", encoding="utf-8")
+    old, new = tmp_path / "old.db", tmp_path / "new.db"
+    build_index([docs], old)
+    for name in ("a|b.md", "c`d.md"):
+        (docs / name).write_text("# Doc\n\nSet `NEW_VAR`.\n", encoding="utf-8")
+    build_index([docs], new)
+    result = CliRunner().invoke(cli, ["diff", str(old), str(new), "--format", "markdown"])
+    assert result.exit_code == 0, result.output
+    assert "| added | `NEW_VAR` | env_var | `a\\|b.md:1`, ``c`d.md:1`` | new to the index |\n" in result.stdout
