@@ -145,18 +145,29 @@ class Response:
         self.body.close()
 
 
-class _Redirects(urllib.request.HTTPRedirectHandler):
-    """Follows redirects as urllib does (dropping unredirected headers: the token), and hands the
-    redirecting response's headers (the API's x-ratelimit-*) to `seen` first."""
+def _origin(url: str) -> tuple[str, str | None, int | None]:
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme.lower(), parts.hostname, parts.port
 
-    def __init__(self) -> None:
+
+class _Redirects(urllib.request.HTTPRedirectHandler):
+    """Follows redirects as urllib does, dropping unredirected headers (the token) unless the new
+    address is on the API's own origin (a renamed repository's 301), and hands the redirecting
+    response's headers (the API's x-ratelimit-*) to `seen` first."""
+
+    def __init__(self, api_url: str) -> None:
         self.seen: Callable[[Message], None] | None = None
+        self.api_origin = _origin(api_url)
 
     def redirect_request(self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str,
                          headers: HTTPMessage, newurl: str) -> urllib.request.Request | None:
         if self.seen is not None:
             self.seen(headers)
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        token = req.unredirected_hdrs.get("Authorization")
+        if new is not None and token and _origin(new.full_url) == self.api_origin:
+            new.add_unredirected_header("Authorization", token)
+        return new
 
 
 @dataclass
@@ -188,7 +199,7 @@ class GitHubClient:
         if not re.match(r"https?://[^/]", self.api_url):
             raise MdftsError(f"--api-url {self.api_url!r}: must start with https:// (or http://)")
         if self.opener is None:
-            redirects = _Redirects()
+            redirects = _Redirects(self.api_url)
             redirects.seen = self.rate.update
             self.opener = urllib.request.build_opener(redirects)
 

@@ -180,6 +180,16 @@ def test_every_request_carries_user_agent_and_api_version_and_the_token_stays_on
     assert TOKEN.encode() not in out.read_bytes()
 
 
+def test_the_token_follows_a_redirect_on_the_api_host(github: FakeGitHub, clock: Clock, tmp_path: Path) -> None:
+    # A renamed or moved repository answers 301 to api.github.com/repositories/ID/...: still the API,
+    # and a private one is found only with the token.
+    github.script = [Canned("commits", 301, {"Location": f"{github.api_url}/repos/acme/handbook/commits/HEAD"})]
+    build_index(["github:acme/handbook"], tmp_path / "a.db", github=_options(github, clock))
+    assert [(s.host, s.auth) for s in github.seen] == [
+        ("127.0.0.1", f"Bearer {TOKEN}"), ("127.0.0.1", f"Bearer {TOKEN}"), ("127.0.0.1", f"Bearer {TOKEN}"),
+        ("localhost", None)]
+
+
 def test_gh_token_is_used_when_github_token_is_unset(github: FakeGitHub, clock: Clock, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GITHUB_TOKEN")
