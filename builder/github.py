@@ -415,6 +415,7 @@ def read_archive(
         with tarfile.open(fileobj=io.BufferedReader(counter, 1 << 16), mode="r|*",
                           tarinfo=_capped_tar_info(MAX_HEADER_BYTES)) as tar:
             for member in tar:
+                tar.members.clear()  # type: ignore[attr-defined]  # stream mode keeps each member read
                 unpacked += member.size
                 if unpacked > max_archive_bytes:
                     raise MdftsError(f"{name}: the archive unpacks to over {max_archive_bytes:,} bytes; "

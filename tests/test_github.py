@@ -463,6 +463,26 @@ def test_an_oversized_tar_header_fails_before_it_is_read(github: FakeGitHub, clo
     assert not out.exists()
 
 
+def test_memory_does_not_grow_with_the_number_of_entries() -> None:
+    # tarfile's stream mode keeps every member it has read: millions of empty entries (a few MB of
+    # gzip, far under the unpacked cap) would hold gigabytes.
+    import tracemalloc
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for i in range(40_000):
+            tar.addfile(tarfile.TarInfo(f"top/other/{i:06d}.txt"))
+        tar.addfile(tarfile.TarInfo("top/docs/ok.md"))
+    tracemalloc.start()
+    try:
+        _, snap = read_archive(io.BytesIO(buffer.getvalue()), parse_source("github:a/b:docs"))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sorted(snap.files) == ["ok.md"]
+    assert peak < 8 << 20  # 24 MB when every member was kept
+
+
 def test_total_size_cap() -> None:
     data = _tar([(f"top/docs/{i}.md", b"# x\n" * 100, tarfile.REGTYPE) for i in range(5)])
     src = parse_source("github:a/b:docs")
