@@ -408,7 +408,7 @@ def read_archive(
     :param expected_bytes: the Content-Length; a stream that ends before it raises BrokenOff.
     """
     files: dict[str, bytes] = {}
-    total, unpacked, mtime, folder = 0, 0, 0, source.path
+    total, unpacked, mtime, folder, found = 0, 0, 0, source.path, not source.path
     counter = _Counting(stream, (lambda n: progress(n, len(files))) if progress else None, expected_bytes)
     name = str(source)
     try:
@@ -430,6 +430,7 @@ def read_archive(
                     continue
                 if source.path and repo_path != source.path and not repo_path.startswith(source.path + "/"):
                     continue
+                found = True
                 if member.isdir():
                     continue
                 if repo_path == source.path:  # PATH names a file: its folder is the root
@@ -462,6 +463,8 @@ def read_archive(
         raise BrokenOff(f"{name}: the download broke off after {counter.count:,} bytes: {err}") from None
     except (tarfile.TarError, EOFError, ValueError) as err:
         raise MdftsError(f"{name}: cannot read the archive: {err}") from None
+    if not found:  # as a local folder that is not there, not an index of nothing
+        raise MdftsError(f"{name}: {display(source.path)}: no such file or folder in the repository")
     if progress:
         progress(counter.count, len(files))
     commit = comment.strip() if comment and _SHA.match(comment.strip()) else None

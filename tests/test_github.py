@@ -270,6 +270,14 @@ def test_missing_repository_and_ref(github: FakeGitHub, clock: Clock, tmp_path: 
     assert not (tmp_path / "a.db").exists()
 
 
+def test_a_path_not_in_the_repository_fails_as_a_missing_folder_does(github: FakeGitHub, clock: Clock,
+                                                                     tmp_path: Path) -> None:
+    out = tmp_path / "a.db"
+    with pytest.raises(MdftsError, match=r"^github:acme/handbook:dcos: dcos: no such file or folder in the repository$"):
+        build_index(["github:acme/handbook:dcos"], out, github=_options(github, clock), allow_empty=True)
+    assert not out.exists()
+
+
 # --- rate limits, exactly ----------------------------------------------------------------------
 
 
