@@ -196,6 +196,9 @@ class GitHubClient:
 
     def __post_init__(self) -> None:
         self.api_url = self.api_url.rstrip("/")
+        parts = urllib.parse.urlsplit(self.api_url)
+        if parts.username is not None or parts.password is not None:  # not echoed: it may be a token
+            raise MdftsError("--api-url: must not carry a user or password; give the token in GITHUB_TOKEN")
         if not re.match(r"https?://[^/]", self.api_url):
             raise MdftsError(f"--api-url {self.api_url!r}: must start with https:// (or http://)")
         if self.opener is None:

@@ -514,6 +514,23 @@ def test_archive_of_another_commit_is_refused(github: FakeGitHub, clock: Clock, 
 # --- the command line ----------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("how", ["option", "environment"])
+def test_credentials_in_the_api_url_are_refused_unechoed(github: FakeGitHub, tmp_path: Path, how: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user:token in --api-url (or GITHUB_API_URL) was printed in the "cannot reach" error and
+    would reach the index's source_url: it is refused before any request, without echoing it."""
+    url = github.api_url.replace("http://", "http://bot:s3cr3t-t0ken@")
+    args = ["build", "github:acme/handbook:docs", "-o", str(tmp_path / "x.db")]
+    if how == "option":
+        args += ["--api-url", url]
+    else:
+        monkeypatch.setenv("GITHUB_API_URL", url)
+    result = run_cli(args)
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == "Error: --api-url: must not carry a user or password; give the token in GITHUB_TOKEN\n"
+    assert not (tmp_path / "x.db").exists()
+
+
 def test_cli_build_from_github(github: FakeGitHub, tmp_path: Path) -> None:
     out = tmp_path / "cli.db"
     result = run_cli(["build", "github:acme/handbook:docs", "-o", str(out), "--api-url", github.api_url])
