@@ -9,6 +9,7 @@ import threading
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -84,9 +85,9 @@ def test_markdown_is_rendered_off_the_event_loop(hostile_db: Path, monkeypatch: 
     threads: list[int] = []
     real = plugin.render_section
 
-    def spy(body: str, limit: int) -> str:
+    def spy(body: str, limit: int, rewrite_link: Callable[[str], str | None] | None = None) -> str:
         threads.append(threading.get_ident())
-        return real(body, limit)
+        return real(body, limit, rewrite_link)
 
     monkeypatch.setattr(plugin, "render_section", spy)
 
