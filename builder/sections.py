@@ -223,7 +223,8 @@ def _front_matter(path: str, content: str, markup: str = "---") -> dict[str, Any
         return {}
     if not isinstance(data, dict):
         kind = type(data).__name__
-        raise SourceError(path, 2, f"front matter is not a mapping (it is {'an' if kind[0] in 'aeiou' else 'a'} {kind})")
+        article = "an" if kind[0] in "aeiou" else "a"
+        raise SourceError(path, 2, f"front matter is not a mapping (it is {article} {kind})")
     ready: dict[str, Any] = _json_ready(data)
     return ready
 
