@@ -2,8 +2,8 @@
 -- params:  :token (required) e.g. PAYMENTS_DB_URL, --force-with-lease, E1027;
 --          :limit rows to return, default 20
 -- returns: id, path, heading, anchor, start_line, end_line, token (as written in the
---          section), kind, source (heading, code, fence or text), exact (1 when the case
---          matches too); exact matches first, then by path and line.
+--          section), kind, source (heading, definition, code, fence or text), exact (1 when
+--          the case matches too); exact matches first, then by path and line.
 -- The token is looked up by its normal form (trimmed of quotes, brackets and trailing
 -- punctuation, ASCII lower-case; mdfts.tokens.normalize), so `e1027` finds E1027 too.
 with t(raw) as (

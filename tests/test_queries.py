@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
-from mdfts.artifact import StoredQuery
+from mdfts.artifact import SOURCES, StoredQuery
 from mdfts.errors import QueryError
 from mdfts.index import connect
 from mdfts.lookup import search, token
@@ -49,6 +49,13 @@ def test_header(name: str) -> None:
     for p in q.params:  # every parameter the SQL uses is documented in the header
         assert f":{p}" in "\n".join(header), p
     assert text.rstrip().endswith(";") and text.count(";") == text.rstrip().count(";")
+
+
+def test_token_header_names_every_source() -> None:
+    text = (QUERIES_DIR / "token.sql").read_text(encoding="utf-8")
+    header = " ".join(line.removeprefix("--").strip() for line in text.splitlines() if line.startswith("--"))
+    listed = header.split("source (", 1)[1].split(")", 1)[0].replace(" or ", ", ")
+    assert tuple(listed.split(", ")) == SOURCES
 
 
 def test_parse_query_needs_a_header() -> None:
