@@ -521,7 +521,7 @@ def eval_(db: Path, queries_file: Path, k: int, min_hit1: float | None, as_json:
 
     \b
     Example:
-      mdfts eval dist/docs.db tests/queries.jsonl --min-hit1 0.9
+      mdfts eval dist/sample-docs.db sample/queries.jsonl --min-hit1 0.8
     """
     from mdfts.errors import ThresholdError
     from mdfts.evaluate import evaluate
