@@ -29,8 +29,9 @@ def connect(path: Path | str, check: bool = True) -> sqlite3.Connection:
     """A read-only, immutable connection (no -journal, -wal or -shm file is ever created) to an
     mdfts index this mdfts reads; with `check` False, to any SQLite file. The caller closes it."""
     path = Path(path)
-    if not path.is_file():
-        raise MdftsError(f"{path}: no such index file")
+    if not path.is_file():  # a device or a pipe exists, but is no index
+        why = "not an index file (not a regular file)" if path.exists() else "no such index file"
+        raise MdftsError(f"{path}: {why}")
     uri = path.resolve().as_uri() + "?mode=ro&immutable=1"
     try:
         db = sqlite3.connect(uri, uri=True)

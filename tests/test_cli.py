@@ -309,6 +309,7 @@ def test_eval_bad_file_is_one_line(fixture_db: Path, tmp_path: Path, content: by
     ("args", "error"),
     [
         (["info", "{tmp}/missing.db"], "{tmp}/missing.db: no such index file"),
+        (["info", "/dev/null"], "/dev/null: not an index file (not a regular file)"),
         (["search", "{tmp}/notdb.db", "x"], "{tmp}/notdb.db: not an SQLite database (file is not a database)"),
         (["search", "{tmp}/other.db", "x"], "{tmp}/other.db: not an mdfts index (application_id 0); build one with mdfts build"),
         (["build", "{tmp}/nodocs", "-o", "{tmp}/x.db"], "{tmp}/nodocs: no such file or folder"),
@@ -342,7 +343,7 @@ def test_eval_bad_file_is_one_line(fixture_db: Path, tmp_path: Path, content: by
          "{tmp}/docs, {tmp}/empty: no file matches --include *.md *.markdown, less --exclude *.md; "
          "nothing to index (--allow-empty builds an empty index)"),
     ],
-    ids=["missing-db", "not-sqlite", "not-mdfts", "missing-docs", "unknown-query", "unknown-param", "bad-limit",
+    ids=["missing-db", "info-device", "not-sqlite", "not-mdfts", "missing-docs", "unknown-query", "unknown-param", "bad-limit",
          "unknown-document", "unknown-anchor", "unknown-id", "huge-id", "superscript-id", "superscript-param",
          "huge-param", "missing-queries", "info-not-sqlite", "info-not-mdfts",
          "search-without-db", "missing-param", "missing-param-json", "empty-folder", "include-matches-nothing",
