@@ -261,6 +261,9 @@ class GitHubClient:
                     self.sleep(2.0**failed)
                     failed += 1
                     continue
+                if 300 <= err.code < 400:  # urllib's redirect handler gave up: a loop, or a scheme it refuses
+                    why = str(err.reason).split("\n")[0]
+                    raise MdftsError(f"{what}: GitHub's redirect (HTTP {err.code}) was not followed: {why}") from None
                 raise MdftsError(_http_problem(err.code, what, body, bool(self.token))) from None
             except (urllib.error.URLError, OSError) as err:
                 reason = getattr(err, "reason", err)

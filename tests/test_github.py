@@ -190,6 +190,20 @@ def test_the_token_follows_a_redirect_on_the_api_host(github: FakeGitHub, clock:
         ("localhost", None)]
 
 
+@pytest.mark.parametrize(("location", "why"), [
+    ("{api}/repos/acme/handbook/commits/HEAD", "would lead to an infinite loop"),
+    ("file:///etc/passwd", "Redirection to url 'file:///etc/passwd' is not allowed"),
+], ids=["loop", "file-scheme"])
+def test_a_redirect_not_followed_says_why(github: FakeGitHub, clock: Clock, tmp_path: Path,
+                                           location: str, why: str) -> None:
+    """A redirect loop, or one to a scheme urllib refuses, ended as "GitHub answered HTTP 302"."""
+    github.script = [Canned("commits", 302, {"Location": location.format(api=github.api_url)})] * 12
+    with pytest.raises(MdftsError) as err:
+        build_index(["github:acme/handbook"], tmp_path / "a.db", github=_options(github, clock))
+    assert str(err.value).startswith("github:acme/handbook: GitHub's redirect (HTTP 302) was not followed: ")
+    assert why in str(err.value) and not (tmp_path / "a.db").exists()
+
+
 def test_gh_token_is_used_when_github_token_is_unset(github: FakeGitHub, clock: Clock, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GITHUB_TOKEN")
