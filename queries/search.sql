@@ -43,19 +43,24 @@ q(s, lim, explain) as (
 ),
 -- The sections under :prefix, as a range of ids (lo, hi): documents are numbered in path order
 -- and a document's sections follow on from its first, so the documents whose path starts with
--- the prefix hold one run of ids, found by two seeks in the path index. Every way in to the
+-- the prefix hold one run of ids, found by two seeks in the path index and two in
+-- sections_document (an empty file is a document with no sections: the run's ends are the first
+-- and last sections of any of those documents, not of the first and last). Every way in to the
 -- candidates (the FTS5 passes, the exact-token rows) reads only that range; the sections
 -- around a candidate are on its own page. No prefix (NULL or ''): every id. A prefix no path
 -- starts with: no rows.
 scope(lo, hi) as materialized (
-  select case when x.p = '' then 0 else coalesce((select min(s.id) from sections as s where s.document_id = x.a), 1) end,
+  select case when x.p = '' then 0
+              else coalesce((select s.id from sections as s where s.document_id between x.a and x.z
+                             order by s.document_id, s.ordinal limit 1), 1) end,
     case when x.p = '' then 9223372036854775807
-         else coalesce((select max(s.id) from sections as s where s.document_id = x.z), 0) end
+         else coalesce((select s.id from sections as s where s.document_id between x.a and x.z
+                        order by s.document_id desc, s.ordinal desc limit 1), 0) end
   from (select p,
           (select d.id from documents as d where d.path >= p and d.path < p || char(1114111) order by d.path limit 1) as a,
           (select d.id from documents as d where d.path >= p and d.path < p || char(1114111) order by d.path desc limit 1)
             as z
-        from (select cast(coalesce(:prefix, '') as text) as p)) as x
+        from (select cast(coalesce(:prefix, '') as text) as p) limit -1 offset 0) as x
 ),
 raw(pos, v) as (
   select cast(key as integer), value

@@ -1741,3 +1741,21 @@ def test_cli_path_prefix_says_when_no_document_is_under_it(tmp_path: Path) -> No
     assert found.exit_code == 0 and "glaze/notes.md" in found.stdout
     missed = CliRunner().invoke(cli, ["search", str(db), "kiln", "--path-prefix", "glazes/"])
     assert (missed.exit_code, missed.stdout, missed.stderr) == (0, "", "no document's path starts with 'glazes/'\n")
+
+
+def _search_paths(db: Path, q: str, prefix: str | None) -> list[str]:
+    """The paths search.sql returns for `q` under `prefix`, run as the shell runs it (no filter after)."""
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        sql = conn.execute("select sql from mdfts_queries where name = 'search'").fetchone()[0]
+        return sorted(r[2] for r in conn.execute(sql, {"q": q, "limit": 20, "explain": None, "prefix": prefix}))
+
+
+def test_a_path_prefix_whose_first_or_last_document_is_empty_keeps_its_range(tmp_path: Path) -> None:
+    """An empty file is a document with no sections: first under a prefix it widened the range to
+    the first section of the index (rows from other folders came back), last it emptied it."""
+    db = build_case(tmp_path, {"a/x.md": "# A\n\nkiln in a\n", "b/a.md": "", "b/b.md": "# B\n\nkiln in b\n",
+                               "c/x.md": "# C\n\nkiln in c\n", "c/y.md": "# C2\n\nkiln in c2\n", "c/z.md": "\n"})
+    assert _search_paths(db, "kiln", "b/") == ["b/b.md"]
+    assert _search_paths(db, "kiln", "c/") == ["c/x.md", "c/y.md"]
+    assert _search_paths(db, "kiln", "b/a") == []
+    assert [h.path for h in mdfts.search(db, "kiln", limit=10, path_prefix="c/")] != []
