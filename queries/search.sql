@@ -48,7 +48,8 @@ q(s, lim, explain) as (
 -- and last sections of any of those documents, not of the first and last). Every way in to the
 -- candidates (the FTS5 passes, the exact-token rows) reads only that range; the sections
 -- around a candidate are on its own page. No prefix (NULL or ''): every id. A prefix no path
--- starts with: no rows.
+-- starts with: no rows. (The paths that start with p sort from p up to p and the byte F5, which
+-- no UTF-8 text holds; p and U+10FFFF left out the paths that go on with that character.)
 scope(lo, hi) as materialized (
   select case when x.p = '' then 0
               else coalesce((select s.id from sections as s where s.document_id between x.a and x.z
@@ -57,8 +58,8 @@ scope(lo, hi) as materialized (
          else coalesce((select s.id from sections as s where s.document_id between x.a and x.z
                         order by s.document_id desc, s.ordinal desc limit 1), 0) end
   from (select p,
-          (select d.id from documents as d where d.path >= p and d.path < p || char(1114111) order by d.path limit 1) as a,
-          (select d.id from documents as d where d.path >= p and d.path < p || char(1114111) order by d.path desc limit 1)
+          (select d.id from documents as d where d.path >= p and d.path < p || cast(x'f5' as text) order by d.path limit 1) as a,
+          (select d.id from documents as d where d.path >= p and d.path < p || cast(x'f5' as text) order by d.path desc limit 1)
             as z
         from (select cast(coalesce(:prefix, '') as text) as p) limit -1 offset 0) as x
 ),

@@ -1759,3 +1759,13 @@ def test_a_path_prefix_whose_first_or_last_document_is_empty_keeps_its_range(tmp
     assert _search_paths(db, "kiln", "c/") == ["c/x.md", "c/y.md"]
     assert _search_paths(db, "kiln", "b/a") == []
     assert [h.path for h in mdfts.search(db, "kiln", limit=10, path_prefix="c/")] != []
+
+
+def test_a_path_prefix_takes_paths_that_go_on_with_the_last_code_point(tmp_path: Path) -> None:
+    """The prefix's upper bound was the prefix and U+10FFFF, so a path that went on with U+10FFFF
+    (a character a file name may hold) sorted past it and was left out."""
+    db = build_case(tmp_path, {"a.md": "# Y\n\nkiln y\n", "a\U0010ffff.md": "# X\n\nkiln x\n",
+                               "a\U0010ffff\U0010ffff.md": "# Z\n\nkiln z\n", "b.md": "# B\n\nkiln b\n"})
+    assert _search_paths(db, "kiln", "a") == ["a.md", "a\U0010ffff.md", "a\U0010ffff\U0010ffff.md"]
+    assert _search_paths(db, "kiln", "a\U0010ffff") == ["a\U0010ffff.md", "a\U0010ffff\U0010ffff.md"]
+    assert _search_paths(db, "kiln", "\U0010ffff") == []
