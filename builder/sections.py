@@ -197,6 +197,8 @@ def _load_toml(path: str, content: str) -> dict[str, Any]:
         raise SourceError(path, int(at.group(1)) + 1 if at else 2, "front matter is not valid TOML") from None
     except RecursionError:  # tomllib recurses once a level
         raise too_deep from None
+    except ValueError:  # int("1" * 5000): more digits than Python converts
+        raise SourceError(path, 2, "front matter is not valid TOML (a value Python cannot convert)") from None
     level: list[Any] = [data]
     for _ in range(MAX_FRONT_MATTER_DEPTH):
         level = [v for c in level for v in (c.values() if isinstance(c, dict) else c)

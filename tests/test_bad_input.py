@@ -101,6 +101,8 @@ FAILING = [
     ("bad.md", b"+++\nx = " + b"[" * 65 + b"]" * 65 + b"\n+++\n# ok\n", "bad.md:2: front matter nests deeper than 64 levels"),
     ("bad.md", b"+++\nx = " + b"[" * 1000 + b"]" * 1000 + b"\n+++\n# ok\n",
      "bad.md:2: front matter nests deeper than 64 levels"),
+    ("bad.md", b"+++\nn = " + b"1" * 5000 + b"\n+++\n# ok\n",
+     "bad.md:2: front matter is not valid TOML (a value Python cannot convert)"),
 ]
 
 
@@ -109,7 +111,8 @@ FAILING = [
     FAILING,
     ids=["invalid-utf8", "binary", "nul-byte", "bad-utf16", "front-matter-yaml", "front-matter-list",
          "front-matter-str", "newline-in-name", "undecodable-name", "yaml-alias-bomb", "yaml-1000-deep",
-         "yaml-recursive-alias", "yaml-5000-digit-int", "front-matter-toml", "toml-65-deep", "toml-1000-deep"],
+         "yaml-recursive-alias", "yaml-5000-digit-int", "front-matter-toml", "toml-65-deep", "toml-1000-deep",
+         "toml-5000-digit-int"],
 )
 def test_bad_file_fails_and_keeps_the_old_index(docs: Path, built: Path, name: str | bytes,
                                                 content: bytes, error: str) -> None:
