@@ -29,8 +29,9 @@ TOML_FRONT_MATTER = "+++"
 def _toml_front_matter_rule(state: StateBlock, start: int, end: int, silent: bool) -> bool:
     """Hugo's TOML front matter: a first line `+++`, up to the next line `+++` (trailing spaces
     allowed on both). A `front_matter` token as the YAML plugin's, its markup `+++`; with no
-    closing line it is no front matter, and the lines are text."""
-    if start != 0 or state.src[state.bMarks[0]:state.eMarks[0]].rstrip() != TOML_FRONT_MATTER:
+    closing line it is no front matter, and the lines are text. Only the file's own first line
+    opens it: a block quote's content starts on line 0 too, after its `>`."""
+    if start != 0 or state.bMarks[0] != 0 or state.src[:state.eMarks[0]].rstrip() != TOML_FRONT_MATTER:
         return False
     line = 1
     while line < end and state.src[state.bMarks[line]:state.eMarks[line]].rstrip() != TOML_FRONT_MATTER:

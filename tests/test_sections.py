@@ -124,6 +124,15 @@ def test_unclosed_toml_front_matter_is_text() -> None:
     assert "+++" in doc.sections[0].text
 
 
+def test_plus_lines_in_a_quote_are_text() -> None:
+    """Front matter opens the file itself: `+++` lines in a block quote on its first line are
+    quoted text (their words were hidden in a front_matter token and never indexed), as `---`
+    lines there are."""
+    doc = split_sections("quote.md", "> +++\n> kiln = 1\n> +++\n\n# Kiln\n")
+    assert (doc.front_matter, doc.title) == ({}, "Kiln")
+    assert "kiln = 1" in doc.sections[0].text
+
+
 def test_trail_parent_and_level() -> None:
     doc = _doc("nesting.md")
     got = [(s.ordinal, s.level, s.trail, s.parent) for s in doc.sections]
