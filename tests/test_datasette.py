@@ -12,6 +12,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -262,6 +263,36 @@ def test_relative_links_in_a_section_open_on_these_pages(
     assert status == 200 and "Only when the kiln cracks." in target
     status, outline = site.get(hrefs["its outline"])
     assert status == 200 and "When to hotfix" in outline
+
+
+@contextmanager
+def _served_links(tmp_path: Path, body: str) -> Iterator[tuple[str, dict[str, str]]]:
+    """`mdfts serve` of docs whose runbooks/kiln.md has `body` and whose sops/hotfix.md has a
+    section "When to hotfix" and one "Café crème": (base URL, the kiln section's links by text)."""
+    docs = tmp_path / "docs"
+    (docs / "runbooks").mkdir(parents=True)
+    (docs / "sops").mkdir()
+    (docs / "runbooks" / "kiln.md").write_text(f"# Kiln\n\n## Cool down\n\n{body}\n", encoding="utf-8")
+    (docs / "sops" / "hotfix.md").write_text(
+        "# Hotfix\n\n## When to hotfix\n\nOnly when the kiln cracks.\n\n## Café crème\n\nWhile it cools.\n",
+        encoding="utf-8")
+    db = tmp_path / "links.db"
+    build_index([docs], db, source_url=SOURCE_URL)
+    with mdfts_serve(db) as (base, _):
+        (row,) = get_json(f"{base}/links/sections.json?heading=Cool+down&_shape=array")
+        status, page = get(f"{base}/links/sections/{row['id']}")
+        assert status == 200
+        hrefs = {text: href.replace("&amp;", "&") for href, text in re.findall(r'<a href="([^"]*)">([^<]*)</a>', page)}
+        yield base, hrefs
+
+
+def test_a_link_to_a_heading_with_accents_opens_that_section(tmp_path: Path) -> None:
+    """markdown-it percent-encodes a link's target; the anchor went on encoded, so the section
+    query looked for caf%c3%a9-cr%c3%a8me and found nothing."""
+    with _served_links(tmp_path, "See [the crème](../sops/hotfix.md#café-crème).") as (base, hrefs):
+        assert hrefs["the crème"] == "/links/section?path=sops%2Fhotfix.md&anchor=caf%C3%A9-cr%C3%A8me"
+        status, target = get(base + hrefs["the crème"])
+        assert status == 200 and "While it cools." in target
 
 
 def test_source_link_fills_commit_and_quotes_the_path() -> None:

@@ -202,8 +202,8 @@ def _doc_links(datasette: Any, database: str, facts: IndexFacts, doc_path: str) 
             return href  # http(s) or mailto: render_html has dropped every other scheme
         if href.startswith("/"):
             return None
-        target, _, anchor = href.partition("#")
-        target = urllib.parse.unquote(target.partition("?")[0])
+        target, _, anchor = href.partition("#")  # both as markdown-it percent-encoded them
+        target, anchor = urllib.parse.unquote(target.partition("?")[0]), urllib.parse.unquote(anchor)
         path = posixpath.normpath(posixpath.join(folder, target)) if target else doc_path
         if path == "." or path.startswith("../") or path == "..":
             return None
