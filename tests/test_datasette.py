@@ -268,7 +268,8 @@ def test_relative_links_in_a_section_open_on_these_pages(
 @contextmanager
 def _served_links(tmp_path: Path, body: str) -> Iterator[tuple[str, dict[str, str]]]:
     """`mdfts serve` of docs whose runbooks/kiln.md has `body` and whose sops/hotfix.md has a
-    section "When to hotfix" and one "Café crème": (base URL, the kiln section's links by text)."""
+    section "When to hotfix" and one "Café crème": (base URL, the links in the kiln section's body,
+    by their text)."""
     docs = tmp_path / "docs"
     (docs / "runbooks").mkdir(parents=True)
     (docs / "sops").mkdir()
@@ -282,7 +283,9 @@ def _served_links(tmp_path: Path, body: str) -> Iterator[tuple[str, dict[str, st
         (row,) = get_json(f"{base}/links/sections.json?heading=Cool+down&_shape=array")
         status, page = get(f"{base}/links/sections/{row['id']}")
         assert status == 200
-        hrefs = {text: href.replace("&amp;", "&") for href, text in re.findall(r'<a href="([^"]*)">([^<]*)</a>', page)}
+        body = page[page.index('<div class="mdfts-body">'):]
+        body = body[:body.index("</div>")]
+        hrefs = {text: href.replace("&amp;", "&") for href, text in re.findall(r'<a href="([^"]*)">([^<]*)</a>', body)}
         yield base, hrefs
 
 
@@ -293,6 +296,15 @@ def test_a_link_to_a_heading_with_accents_opens_that_section(tmp_path: Path) -> 
         assert hrefs["the crème"] == "/links/section?path=sops%2Fhotfix.md&anchor=caf%C3%A9-cr%C3%A8me"
         status, target = get(base + hrefs["the crème"])
         assert status == 200 and "While it cools." in target
+
+
+def test_a_link_whose_target_decodes_to_an_absolute_path_is_text(tmp_path: Path) -> None:
+    """`/` is refused as a site path, but its percent-encoded form `%2F` was decoded after that
+    test: `%2Fetc%2Fx.md` opened the outline of /etc/x.md, `%2F%2Fhost%2Fx.sh` the source at
+    .../HEAD///host/x.sh. No file in the docs has such a path; they are text, as /x is."""
+    body = "[a](%2Fetc%2Fx.md), [b](%2F%2Fhost.example%2Fx.sh), [c](..%2F..%2Fx.md) and [d](../sops/hotfix.md)."
+    with _served_links(tmp_path, body) as (_, hrefs):
+        assert hrefs == {"d": "/links/outline?path=sops%2Fhotfix.md"}
 
 
 def test_source_link_fills_commit_and_quotes_the_path() -> None:

@@ -205,7 +205,7 @@ def _doc_links(datasette: Any, database: str, facts: IndexFacts, doc_path: str) 
         target, _, anchor = href.partition("#")  # both as markdown-it percent-encoded them
         target, anchor = urllib.parse.unquote(target.partition("?")[0]), urllib.parse.unquote(anchor)
         path = posixpath.normpath(posixpath.join(folder, target)) if target else doc_path
-        if path == "." or path.startswith("../") or path == "..":
+        if path == "." or path.startswith(("../", "/")) or path == "..":  # (/ as %2F is decoded only above)
             return None
         if path.lower().endswith(_MARKDOWN):
             if anchor:
