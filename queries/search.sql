@@ -48,8 +48,11 @@ q(s, lim, explain) as (
 -- and last sections of any of those documents, not of the first and last). Every way in to the
 -- candidates (the FTS5 passes, the exact-token rows) reads only that range; the sections
 -- around a candidate are on its own page. No prefix (NULL or ''): every id. A prefix no path
--- starts with: no rows. (The paths that start with p sort from p up to p and the byte F5, which
--- no UTF-8 text holds; p and U+10FFFF left out the paths that go on with that character.)
+-- starts with: no rows. (The paths that start with p sort from p up to `e`: p less any trailing
+-- U+10FFFF, the last code point, with its last character one code point on, "runbooks/" up to
+-- "runbooks0"; a p of nothing but U+10FFFF has no bound, a blob, which sorts after all text. A
+-- bound of p and U+10FFFF left out the paths that go on with that character, and one of invalid
+-- UTF-8 broke EXPLAIN's listing of this statement in drivers that decode it.)
 scope(lo, hi) as materialized (
   select case when x.p = '' then 0
               else coalesce((select s.id from sections as s where s.document_id between x.a and x.z
@@ -58,10 +61,15 @@ scope(lo, hi) as materialized (
          else coalesce((select s.id from sections as s where s.document_id between x.a and x.z
                         order by s.document_id desc, s.ordinal desc limit 1), 0) end
   from (select p,
-          (select d.id from documents as d where d.path >= p and d.path < p || cast(x'f5' as text) order by d.path limit 1) as a,
-          (select d.id from documents as d where d.path >= p and d.path < p || cast(x'f5' as text) order by d.path desc limit 1)
-            as z
-        from (select cast(coalesce(:prefix, '') as text) as p) limit -1 offset 0) as x
+          (select d.id from documents as d where d.path >= p and d.path < e order by d.path limit 1) as a,
+          (select d.id from documents as d where d.path >= p and d.path < e order by d.path desc limit 1) as z
+        from (select p, case when r = '' then x''
+                             else substr(r, 1, length(r) - 1)
+                                  || char(case unicode(substr(r, -1)) when 55295 then 57344  -- (past the surrogates)
+                                          else unicode(substr(r, -1)) + 1 end) end as e
+              from (select p, rtrim(p, char(1114111)) as r from (select cast(coalesce(:prefix, '') as text) as p))
+              limit -1 offset 0)
+        limit -1 offset 0) as x
 ),
 raw(pos, v) as (
   select cast(key as integer), value

@@ -128,6 +128,19 @@ def test_search_parity_sample(sample_db: Path, q: str) -> None:
     assert ids and ids == [h["id"] for h in json.loads(result.stdout)]
 
 
+@pytest.mark.parametrize("name", QUERY_FILES)
+def test_explain_lists_every_shipped_query_in_python(fixture_db: Path, name: str) -> None:
+    """EXPLAIN's listing holds the statement's constants as text: one of invalid UTF-8 (a prefix
+    bound of the byte F5 in search.sql) made Python's sqlite3 fail to decode it."""
+    from mdfts.queries import get_query
+
+    conn = connect(fixture_db)
+    query = get_query(conn, name)
+    ops = conn.execute("explain " + query.sql, {p: None for p in query.params}).fetchall()
+    conn.close()
+    assert ops
+
+
 @pytest.mark.parametrize("prefix", ["sops/", "runbooks/pay", "", "nowhere/"])
 def test_search_prefix_parity_sample(sample_db: Path, prefix: str) -> None:
     """:prefix in the sqlite3 shell gives what `--path-prefix` gives (none for a prefix no path has)."""
