@@ -179,7 +179,10 @@ def _document(ix: Index, path: str) -> dict[str, Any] | None:
 
 
 def has_documents_under(ix: Index, path_prefix: str) -> bool:
-    """True when some document's path starts with `path_prefix`."""
+    """True when some document's path starts with `path_prefix`. No path holds a NUL (no file
+    name can), and SQLite's GLOB would stop reading the pattern at one."""
+    if "\0" in path_prefix:
+        return False
     return bool(ix.run("documents", glob=_glob_literal(path_prefix) + "*", limit=1))
 
 

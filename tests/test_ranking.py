@@ -1741,6 +1741,8 @@ def test_cli_path_prefix_says_when_no_document_is_under_it(tmp_path: Path) -> No
     assert found.exit_code == 0 and "glaze/notes.md" in found.stdout
     missed = CliRunner().invoke(cli, ["search", str(db), "kiln", "--path-prefix", "glazes/"])
     assert (missed.exit_code, missed.stdout, missed.stderr) == (0, "", "no document's path starts with 'glazes/'\n")
+    nul = CliRunner().invoke(cli, ["search", str(db), "kiln", "--path-prefix", "glaze/notes.md\0"])  # GLOB stops at NUL
+    assert (nul.exit_code, nul.stdout, nul.stderr) == (0, "", "no document's path starts with 'glaze/notes.md\\x00'\n")
 
 
 def _search_paths(db: Path, q: str, prefix: str | None) -> list[str]:
