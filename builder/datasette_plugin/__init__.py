@@ -182,9 +182,14 @@ async def _rendered(body: str, limit: int, rewrite_link: Callable[[str], str | N
 _MARKDOWN = (".md", ".markdown")
 
 
+def _absolute(href: str) -> bool:
+    """A link with its own scheme or host (http(s), mailto: render_html has dropped the rest)."""
+    return bool(urllib.parse.urlsplit(href).scheme) or href.startswith("//")
+
+
 def _no_links(href: str) -> str | None:
     """For a body whose file is not known: a relative link could go anywhere, so it is none."""
-    return href if urllib.parse.urlsplit(href).scheme or href.startswith("//") else None
+    return href if _absolute(href) else None
 
 
 def _doc_links(datasette: Any, database: str, facts: IndexFacts, doc_path: str) -> Callable[[str], str | None]:
@@ -198,8 +203,8 @@ def _doc_links(datasette: Any, database: str, facts: IndexFacts, doc_path: str) 
     folder = posixpath.dirname(doc_path)
 
     def rewrite(href: str) -> str | None:
-        if urllib.parse.urlsplit(href).scheme or href.startswith("//"):
-            return href  # http(s) or mailto: render_html has dropped every other scheme
+        if _absolute(href):
+            return href
         if href.startswith("/"):
             return None
         target, _, anchor = href.partition("#")  # both as markdown-it percent-encoded them
