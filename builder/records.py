@@ -33,7 +33,7 @@ class Hit(FrozenRecord):
     level: int               # 1-6; 0 for the lead text
     start_line: int          # 1-based, inclusive
     end_line: int
-    body: str                # the section's markdown, heading line included
+    body: str                # the section's markdown, heading line included (HTML comments cut)
     score: float | None      # search only: higher is better
     snippet: str             # search only: the matched words in context
     url: str | None

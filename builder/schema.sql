@@ -46,7 +46,8 @@ create table sections (
   next_id      integer references sections(id) generated always as (
     case when not is_last then id + 1 end
   ) virtual,
-  body         text not null,          -- the section's markdown, heading line included
+  body         text not null,          -- the section's markdown, heading line included; HTML comments
+                                       -- among its blocks left out, their line breaks kept
   chars        integer generated always as (length(body)) virtual,
   heading_parts text not null,         -- CamelCase parts of the heading's words, '' when none
   -- JSON arrays of exact tokens, one column per kind, NULL when the section has none of that

@@ -42,7 +42,7 @@ class Section:
     start_line: int         # 1-based, inclusive: the heading's own line
     end_line: int           # 1-based, inclusive: the line before the next heading, or the last line
     parent: int | None      # ordinal of the enclosing section
-    body: str               # the section's markdown, heading line included
+    body: str               # the section's markdown, heading line included (HTML comments cut)
     text: str               # plain text
     tokens: tuple[ExactToken, ...] = ()
 
@@ -272,6 +272,7 @@ class Splitter:
         self.raw = ""
         self.open = False
         self.pieces: list[tuple[str, list[str]]] = []  # (source, texts) runs not yet made tokens
+        self.cuts: list[tuple[int, int]] = []  # HTML comments' [from, to) offsets not yet cut (_body)
         self.found: dict[tuple[str, TokenKind], TokenSource] = {}  # tokens extracted so far
         self.texts: list[str] = []
         self.slugger = _Slugger()
@@ -296,10 +297,13 @@ class Splitter:
                 self.fm_title = fm_title.strip()
         # Blank as CommonMark means it (spaces and tabs only): str.strip() also eats \x1c-\x1f
         # and U+00A0, which markdown treats as text, and a line of them would fall outside every section.
-        at = self.offset(body_start)
+        self._lead_after(body_start)
+
+    def _lead_after(self, line: int) -> None:
+        """The lead text's first line: the first non-blank one from `line` on (None: none)."""
+        at = self.offset(line)
         m = _NOT_BLANK.search(self.text, at)
-        if m is not None:
-            self.lead_from = body_start + self.text.count("\n", at, m.start())
+        self.lead_from = None if m is None else line + self.text.count("\n", at, m.start())
 
     def _open(self, line: int, level: int) -> None:
         if self.open:
@@ -368,6 +372,13 @@ class Splitter:
                 continue
             if tok.type not in _LEAVES or not tok.map:
                 continue  # containers (a quote opening on a heading's line) own no text
+            rest = ""
+            if tok.type == "html_block" and tok.content.lstrip(" ").startswith("<!--"):
+                rest = self._comment(tok.map[0], tok.map[1])
+                if not rest.strip():
+                    if not self.open and self.lead_from is not None and self.lead_from >= tok.map[0]:
+                        self._lead_after(tok.map[1])  # the lead text starts after it, if there is any
+                    continue  # nothing a reader sees: it opens no lead section
             if not self.open:
                 if self.lead_from is None or tok.map[0] < self.lead_from:
                     continue
@@ -382,10 +393,44 @@ class Splitter:
                 if self.plain_text:
                     self.texts.append(tok.content.rstrip("\n"))
             elif tok.type == "html_block":
-                stripped = _TAGS.sub(" ", tok.content)
+                stripped = _TAGS.sub(" ", rest or tok.content)
                 self._add_piece("text", stripped)
                 if self.plain_text:
                     self.texts.append(" ".join(stripped.split()))
+
+    def _comment(self, first: int, end: int) -> str:
+        """An HTML block that opens with a comment (lines first..end-1): the comment is cut from
+        the section's body (see _close); returns what follows it in the block (rendered HTML)."""
+        block_end = self.offset(end)
+        at = self.text.find("<!--", self.offset(first), block_end)
+        if at < 0:
+            return ""  # cannot happen: the block starts with it (after the containers' markers)
+        close = self.text.find("-->", at + 2, block_end)  # at + 2: "<!-->" and "<!--->" are whole comments
+        stop = block_end if close < 0 else close + 3  # unclosed: the comment runs to the block's end
+        self.cuts.append((at, stop))
+        return self.text[stop:block_end]
+
+    def _body(self, start: int, end: int) -> str:
+        """The text of lines start..end-1, each HTML comment among its blocks left out (its line
+        breaks kept, so the body's lines stay the file's): a reader never sees one, and the words
+        of a commented-out paragraph are not what a section says. Without the last line's break,
+        as "\n".join(lines[start:end])."""
+        lo, hi = self.offset(start), self.offset(end)
+        if hi > lo and self.text[hi - 1] == "\n":
+            hi -= 1
+        cuts = [c for c in self.cuts if c[0] < hi]
+        if not cuts:
+            return self.text[lo:hi]
+        self.cuts = [c for c in self.cuts if c[0] >= hi]
+        parts, at = [], lo
+        for cut_from, cut_to in cuts:
+            if cut_from < lo:
+                continue  # before the section (a comment before the lead text): not its text
+            parts.append(self.text[at:cut_from])
+            parts.append("\n" * self.text.count("\n", cut_from, min(cut_to, hi)))
+            at = min(cut_to, hi)
+        parts.append(self.text[at:hi])
+        return "".join(parts)
 
     def _close(self, end: int) -> None:
         """Build the open section (it ends before line `end`) and hand it on."""
@@ -408,9 +453,7 @@ class Splitter:
             plain = [heading]
         else:
             heading, anchor, parent, trail, head_pieces, plain = "", "", None, (), [], []
-        body = self.text[self.offset(start) : self.offset(end)]
-        if body.endswith("\n"):
-            body = body[:-1]  # the lines' text, as "\n".join(lines[start:end])
+        body = self._body(start, end)
         self._flush(head_pieces)
         best, texts = self.found, self.texts
         self.found, self.texts = {}, []

@@ -1425,6 +1425,19 @@ def test_snippet_marks_a_long_word_to_its_end(tmp_path: Path) -> None:
     assert len(mark) >= 3 and "kilnblob".startswith(mark)
 
 
+def test_a_commented_out_word_is_not_searched_or_shown(tmp_path: Path) -> None:
+    """Words in an HTML comment are not what the page says: no hit for them, no snippet of them,
+    no exact token (the author's note `<!-- TODO ... -->` or a paragraph commented out)."""
+    db = build_case(tmp_path, {"kiln/firing.md": ("# Firing\n\n## Bisque\n\nFire the bisque slowly.\n"
+                                                  "<!-- TODO: explain the glostwarp fault, GLOST_WARP_LIMIT -->\n\n"
+                                                  "## Glaze\n\nThe glaze firing is the hot one.\n")})
+    assert mdfts.search(db, "glostwarp", limit=5) == []
+    assert mdfts.search(db, "GLOST_WARP_LIMIT", limit=5) == []
+    (bisque,) = mdfts.search(db, "bisque", limit=1)
+    assert "TODO" not in bisque.snippet and "<!--" not in bisque.body
+    assert bisque.body.count("\n") == bisque.end_line - bisque.start_line
+
+
 def test_snippet_keeps_a_dash_that_starts_the_text(tmp_path: Path) -> None:
     """Below an ATX heading the text starts at its first line as written (`-h, --help`): only a
     setext heading's underline is left out with the heading. (A word after dashes starts a word.)"""

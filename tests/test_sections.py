@@ -218,6 +218,61 @@ def test_bad_front_matter_names_file_and_line(text: str, line: int, what: str) -
     assert str(err.value) == f"bad.md:{line}: {what}"
 
 
+COMMENTED = """<!-- markdownlint-disable MD013 -->
+# Kiln
+
+Fire at cone six.
+<!-- Old step, kept for the record:
+set GLAZE_OVEN_URL first -->
+
+```html
+<!-- a comment in code is code -->
+```
+
+    <!-- so is one in indented code -->
+
+> <!-- quoted
+> note --> <b>Loaded</b> shelves
+
+<!-->
+Cool for a day.
+
+<!-- never closed
+PAYMENTS_DB_URL
+"""
+
+
+def test_html_comments_are_cut_from_the_body_their_lines_kept() -> None:
+    """An HTML block's comment is left out of the body (a reader never sees it), its line breaks
+    kept; a comment in code stays; what follows `-->` in the block stays; `<!-->` is a whole
+    comment; one never closed runs to its block's end. Its words are no exact tokens."""
+    doc = split_sections("kiln.md", COMMENTED)
+    (kiln,) = doc.sections  # the comment before the heading makes no lead section
+    lines = split_lines(COMMENTED)
+    assert (kiln.start_line, kiln.end_line) == (2, len(lines))
+    assert kiln.body.count("\n") == len(lines) - 2
+    assert kiln.body == (
+        "# Kiln\n\nFire at cone six.\n\n\n\n```html\n<!-- a comment in code is code -->\n```\n\n"
+        "    <!-- so is one in indented code -->\n\n> \n <b>Loaded</b> shelves\n\n\nCool for a day.\n\n\n"
+    )
+    assert {t.token for t in kiln.tokens}.isdisjoint({"GLAZE_OVEN_URL", "PAYMENTS_DB_URL"})
+
+
+@pytest.mark.parametrize(
+    ("text", "outline"),
+    [
+        ("<!-- a -->\n\n<!-- b -->\n# T\n", [(1, 4, 4)]),
+        ("<!-- a -->\nLead.\n# T\n", [(0, 2, 2), (1, 3, 3)]),
+        ("<!-- a -->\n\n[ref]: /url\n\n# T\n", [(0, 3, 4), (1, 5, 5)]),
+        ("<!-- a --> <div>Lead</div>\n# T\n", [(0, 1, 1), (1, 2, 2)]),
+        ("<!-- only a comment -->\n", []),
+    ],
+    ids=["comments-alone", "comment-then-lead", "comment-then-reference", "html-after-the-comment", "nothing-else"],
+)
+def test_comments_alone_make_no_lead_section(text: str, outline: list[tuple[int, int, int]]) -> None:
+    assert [(s.level, s.start_line, s.end_line) for s in split_sections("t.md", text).sections] == outline
+
+
 def test_empty_file_has_no_sections() -> None:
     doc = split_sections("empty.md", "")
     assert (doc.sections, doc.lines, doc.title) == ((), 0, "empty")
