@@ -431,7 +431,8 @@ def read_archive(
                         warn(f"{name}: {display(member.name)}: skipped, an absolute or '..' name")
                     continue
                 repo_path = member.name.partition("/")[2] if strip else member.name
-                repo_path = repo_path.strip("/")
+                # As a checkout would name it: `sub//x.md` and `sub/./x.md` are `sub/x.md`.
+                repo_path = "/".join(part for part in repo_path.split("/") if part not in ("", "."))
                 if not repo_path:
                     continue
                 if source.path and repo_path != source.path and not repo_path.startswith(source.path + "/"):
@@ -462,6 +463,10 @@ def read_archive(
                                      "choose a smaller PATH or --include")
                 extracted = tar.extractfile(member)
                 assert extracted is not None  # a regular file
+                if rel in files:  # git archive names a file once; a tar may name it again
+                    total -= len(files[rel])
+                    if warn:
+                        warn(f"{name}: {display(repo_path)}: in the archive more than once; the last copy kept")
                 files[rel] = extracted.read()
                 mtime = max(mtime, int(member.mtime))
             comment = tar.pax_headers.get("comment")

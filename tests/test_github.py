@@ -425,6 +425,27 @@ def test_hostile_archive_keeps_only_regular_files_inside(github: FakeGitHub, clo
     ]
 
 
+def test_archive_names_are_read_as_a_checkout_names_them(github: FakeGitHub, clock: Clock, clone: Path,
+                                                          tmp_path: Path) -> None:
+    """`docs//a.md` and `docs/./b.md` are docs/a.md and docs/b.md; a name the archive holds twice
+    is one file, the last copy, with a warning (git archive writes neither, a crafted tar may)."""
+    sha = git(clone, "rev-parse", "HEAD")
+    top = "acme-handbook-0000000/"
+    github.archives[sha] = _tar([
+        (top + "docs//a.md", b"# Doubled slash\n", tarfile.REGTYPE),
+        (top + "docs/./b.md", b"# Dot folder\n", tarfile.REGTYPE),
+        (top + "docs/c.md", b"# First copy\n", tarfile.REGTYPE),
+        (top + "docs/c.md", b"# Last copy\n", tarfile.REGTYPE),
+    ])
+    warnings: list[str] = []
+    out = tmp_path / "a.db"
+    src = f"github:acme/handbook@{sha}:docs"
+    build_index([src], out, github=_options(github, clock), warn=warnings.append)
+    assert _paths(out) == ["a.md", "b.md", "c.md"]
+    assert warnings == [f"{src}: docs/c.md: in the archive more than once; the last copy kept"]
+    assert _rows(out, "select title from documents where path = 'c.md'") == [("Last copy",)]
+
+
 def test_an_oversized_file_fails_the_build_and_keeps_the_old_index(github: FakeGitHub, clock: Clock,
                                                                    clone: Path, tmp_path: Path) -> None:
     out = tmp_path / "a.db"
