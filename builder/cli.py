@@ -85,7 +85,7 @@ def cli() -> None:
 @cli.command()
 @click.argument("sources", nargs=-1, required=True)
 @click.option("-o", "--output", "out", required=True, type=click.Path(path_type=Path, dir_okay=False),
-              help="The .db file to write (replaced atomically).")
+              help="The .db file to write (replaced atomically; a symlink there is replaced, its target left alone).")
 @click.option("--include", multiple=True, metavar="GLOB",
               help="Files to index (default: *.md, *.markdown). Repeatable.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Files to leave out, e.g. 'drafts/**'. Repeatable.")

@@ -266,6 +266,22 @@ def test_output_that_is_a_folder_is_an_error(tmp_path: Path) -> None:
     assert str(err.value) == f"{tmp_path / 'out.db'}: is a folder, not a file"
 
 
+def test_output_that_is_a_symlink_is_replaced_by_the_index(tmp_path: Path) -> None:
+    """-o LINK writes the index where the link was (one rename, as for any output) and leaves the
+    file it pointed to alone: a build never writes through a link into another place."""
+    target = tmp_path / "releases" / "v1.db"
+    target.parent.mkdir()
+    build_index([FIXTURE_DOCS], target)
+    before = target.read_bytes()
+    link = tmp_path / "current.db"
+    link.symlink_to(target)
+    build_index([FIXTURE_DOCS / "services"], link)
+    assert not link.is_symlink() and link.is_file()
+    assert target.read_bytes() == before
+    with sqlite3.connect(link) as db:
+        assert db.execute("select count(*) from documents").fetchone()[0] < len(list(FIXTURE_DOCS.rglob("*.md")))
+
+
 @pytest.mark.parametrize(
     "items",
     [[], ["plain"], ['say "hi"', "back\\slash", "tab\tnew\nline\x00\x1f", "ünï ☃ 𝄞", "\ud800 lone", "/</script>"]],
