@@ -215,6 +215,20 @@ def test_the_view_with_every_column_is_searchable_too(site: InProcessDatasette) 
     assert full and [r["id"] for r in full] == [r["id"] for r in table]
 
 
+@pytest.mark.parametrize("pk", ["~31", "1e0", "1,2"], ids=["tilde-encoded", "exponent", "two-values"])
+def test_any_url_of_a_section_row_is_a_page_not_a_server_error(site: InProcessDatasette, pk: str) -> None:
+    # Datasette finds section 1 for each of these (it tilde-decodes, SQLite compares `id = '1e0'`
+    # as a number); the row page must not fall into the table layout, which needs table context.
+    _, plain = site.get(f"/{DB_NAME}/sections/1")
+    status, page = site.get(f"/{DB_NAME}/sections/{pk}")
+    assert status == 200, page[:300]
+    heading = re.search(r"<title>(.*?)</title>", plain, re.S)
+    assert heading is not None
+    if pk == "~31":  # the same section page as /sections/1
+        assert '<article class="mdfts-section">' in page
+        assert heading.group(1) in page
+
+
 def test_tokens_page_labels_each_section_by_its_heading(site: InProcessDatasette) -> None:
     # tokens is a view (schema 4): no foreign key for Datasette to label, so the plugin does.
     _, page = site.get(f"/{DB_NAME}/tokens?norm=e2001")

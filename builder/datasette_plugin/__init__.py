@@ -21,7 +21,7 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from datasette import hookimpl
-from datasette.utils import sqlite_timelimit
+from datasette.utils import sqlite_timelimit, urlsafe_components
 from datasette.utils.asgi import Response
 from datasette.views.base import DatasetteError
 from markupsafe import Markup, escape
@@ -297,8 +297,11 @@ def _read_page(conn: sqlite3.Connection, path: str | None, section_id: int, limi
 
 
 async def _section_page(datasette: Any, database: str, facts: IndexFacts, pk: str) -> dict[str, Any] | None:
+    values = urlsafe_components(pk)  # as Datasette reads it: /sections/~31 is section 1
+    if len(values) != 1:
+        return None
     try:
-        section_id = int(pk)
+        section_id = int(values[0])
     except ValueError:
         return None
     db = datasette.get_database(database)
