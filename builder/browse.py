@@ -125,19 +125,29 @@ _VIEW_COLUMN_LINE = re.compile(r"^\s*([a-z_]\w*)(\s*,?\s*(?:--.*)?)$", re.I)
 
 def column_descriptions(create_sql: str) -> dict[str, str]:
     """Column → description, from the comments in a CREATE TABLE statement as stored in the
-    index; a comment on its own line describes the next column that has none."""
+    index; a comment on its own line describes the next column that has none, unless it sits
+    right under a column's trailing comment, which it continues."""
     out: dict[str, str] = {}
     pending: list[str] = []
+    trailing: tuple[str, int] | None = None  # the last column with a comment after it, and where
     for line in create_sql.splitlines():
         stripped = line.strip()
         if stripped.startswith("--"):
-            pending.append(stripped[2:].strip())
+            text = stripped[2:].strip()
+            if trailing and line.index("--") == trailing[1] and trailing[0] in out:
+                out[trailing[0]] += " " + text  # aligned under that comment: the rest of it
+            else:
+                pending.append(text)
+                trailing = None
             continue
+        trailing = None
         m = _COLUMN_LINE.match(line) or _VIEW_COLUMN_LINE.match(line)
         if not m:
             continue
         name, rest = m.groups()
         comment = rest.split("--", 1)[1].strip() if "--" in rest else " ".join(pending)
+        if "--" in rest:
+            trailing = (name, line.index("--"))
         pending = []
         if comment:
             out[name] = comment[0].upper() + comment[1:]

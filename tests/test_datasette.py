@@ -366,6 +366,19 @@ def test_column_descriptions_come_from_schema_comments() -> None:
     }
 
 
+def test_a_comment_continued_under_itself_stays_with_its_column(index_db: Path) -> None:
+    # schema.sql's `body` comment runs on to a second line, aligned under the first: that line
+    # is the rest of body's description, not the description of `chars` after it.
+    sql = ("create table t (\n  body text,   -- the first half;\n"
+           "               --   the second half\n  chars integer,\n  -- own line\n  size integer\n)")
+    assert column_descriptions(sql) == {"body": "The first half; the second half", "size": "Own line"}
+    with sqlite3.connect(index_db) as db:
+        (schema,) = db.execute("select sql from sqlite_master where name = 'sections'").fetchone()
+    described = column_descriptions(schema)
+    assert described["body"].endswith("; HTML comments among its blocks left out, their line breaks kept")
+    assert "chars" not in described
+
+
 def _stored_sql(db_path: Path) -> dict[str, str]:
     with sqlite3.connect(db_path) as db:
         return dict(db.execute("select name, sql from mdfts_queries"))
