@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mdfts.artifact import KIND_COLUMNS, source_link
+from mdfts.artifact import KIND_COLUMNS, KINDS, source_link
+from mdfts.errors import MdftsError
 from mdfts.index import Index, open_index
 from mdfts.records import (
     DocumentEntry,
@@ -327,6 +328,8 @@ def neighbor_hits(ix: Index, ref: str) -> list[Hit]:
 
 def token_hits(ix: Index, tok: str, kind: str | None = None, limit: int = 20) -> list[Hit]:
     """Sections holding an exact token (case-exact first), as Hit records with token, kind, exact."""
+    if kind is not None and kind not in KINDS:  # else a misspelt kind reads as "no section has it"
+        raise MdftsError(f"no token kind {kind!r}; kinds: {', '.join(KINDS)}")
     out = []
     for row in ix.run("token", token=tok, limit=limit if kind is None else max(limit * 5, 100)):
         if kind is not None and row["kind"] != kind:

@@ -290,7 +290,11 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         """The sections holding an exact token (case-exact first): where a setting or code is defined."""
         limit = caps.max_results
         many = len(indexes) > 1
-        hits = [h.with_(index=n) for n, ix in s.pick(index).items() for h in ix.token(token, kind=kind, limit=limit)]
+        chosen = s.pick(index)
+        try:
+            hits = [h.with_(index=n) for n, ix in chosen.items() for h in ix.token(token, kind=kind, limit=limit)]
+        except MdftsError as err:  # an unknown kind: the error names the kinds
+            raise ToolError(str(err)) from None
         hits = hits[:limit]
         data = {"token": token, "hits": [_hit_json(h, many) for h in hits]}
         lines = [f"[{(h.index or '') + ':' if many else ''}{h.id}] {h.lines} {h.title} — {h.token} ({h.kind}"

@@ -144,6 +144,14 @@ async def test_token_and_kind(client: Client) -> None:
     assert none["hits"] == []
 
 
+async def test_an_unknown_token_kind_names_the_kinds(client: Client) -> None:
+    # "env" is no kind: the agent must learn that, not that no section holds E1027.
+    text, _, err = await _call(client, "token", token="E1027", kind="env")
+    assert err
+    assert text == ("Error executing tool token: no token kind 'env'; kinds: url, host, cli_flag, file_path, "
+                    "env_var, error_code, identifier, name, version, dotted, code")
+
+
 async def test_context_keeps_the_clamped_budget(client: Client) -> None:
     text, data, _ = await _call(client, "context", question="how do I roll back payments?", max_tokens=99999)
     assert data["budget"] == 1500 and data["used"] <= 1500
