@@ -157,6 +157,28 @@ def test_arbitrary_sql_and_download_are_refused(site: InProcessDatasette, path: 
     assert status == 403
 
 
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("sections?_sort=nope", "Cannot sort table by nope"),
+        ("sections.json?_sort_desc=nope", "Cannot sort table by nope"),
+        ("tokens?_next=zzz", "invalid literal for int() with base 10: &#39;zzz&#39;"),
+        ("sections?_through=abc", "Expecting value: line 1 column 1 (char 0)"),
+        ("sections?_through=[]", "list indices must be integers or slices, not str"),
+        ('sections?_through={"table":"x"}', "&#39;column&#39;"),
+    ],
+    ids=["sort", "sort-desc-json", "next-on-a-view", "through-not-json", "through-a-list", "through-no-column"],
+)
+def test_a_bad_sort_or_paging_parameter_is_a_400(site: InProcessDatasette, query: str, message: str) -> None:
+    # Datasette's table page reads these without checking them and answers a bad one with a 500.
+    status, page = site.get(f"/{DB_NAME}/{query}")
+    assert status == 400, page[:300]
+    if ".json" in query:
+        assert json.loads(page)["error"] == f"Invalid _sort_desc: {message}"
+    else:
+        assert f"Invalid {query.split('?')[1].split('=')[0]}: {message}" in page
+
+
 def test_allow_sql_opts_in(index_db: Path, datasette_client: Callable[..., InProcessDatasette]) -> None:
     site = datasette_client(index_db, allow_sql=True)
     rows = site.get_json(f"/{DB_NAME}.json?sql=select+count(*)+as+n+from+sections&_shape=array")

@@ -128,6 +128,29 @@ def _without_default_facets(datasette: Any, scope: dict[str, Any]) -> dict[str, 
     return {**scope, "query_string": urllib.parse.urlencode(kept).encode("latin-1")}
 
 
+# Table-page parameters Datasette reads without checking them: a bad value fails deep inside
+# (int(_next) on a view, json.loads(_through), "Cannot sort table by") and is answered as a 500.
+_UNCHECKED_PARAMS = ("_sort", "_sort_desc", "_next", "_through")
+
+
+@hookimpl
+def handle_exception(datasette: Any, request: Any, exception: Exception) -> Any:
+    # On an index's table page, such a failure is the visitor's parameter: a 400 that names it.
+    if request is None or (isinstance(exception, DatasetteError) and exception.status != 500):
+        return None
+    if not isinstance(exception, (DatasetteError, ValueError, TypeError, KeyError)):
+        return None
+    parts = request.path.strip("/").split("/")
+    given = [name for name in _UNCHECKED_PARAMS if name in request.args]
+    if len(parts) != 2 or not given or _facts(datasette, parts[0]) is None:
+        return None
+    from datasette.handle_exception import handle_exception as default_handler
+
+    message = exception.message if isinstance(exception, DatasetteError) else str(exception)
+    return default_handler(datasette, request, DatasetteError(f"Invalid {given[0]}: {message}",
+                                                              title="Invalid parameter", status=400))
+
+
 @hookimpl
 def register_routes() -> list[tuple[str, Any]]:
     return [(r"^/-/mdfts\.css$", _css)]
