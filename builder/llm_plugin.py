@@ -104,7 +104,13 @@ class Mdfts(llm.Toolbox):
 
     def search(self, query: str, limit: int = 5) -> str:
         """Find the sections that best match a query, best first: one line each with its ref."""
-        return _guard(lambda ix: _hit_lines(ix.search(query, limit=min(limit, 20))) or "no section matches", self.db)
+        # llm passes a model's arguments as sent: the number may come as text, or as 0 (which
+        # would list nothing and read as "no section matches"); lowered to 1..20, as mdfts mcp does.
+        try:
+            count = min(max(int(limit), 1), 20)
+        except (TypeError, ValueError):
+            return f"Error: limit is the number of sections to list, a whole number from 1 to 20; not {limit!r}"
+        return _guard(lambda ix: _hit_lines(ix.search(query, limit=count)) or "no section matches", self.db)
 
     def fetch(self, ref: str) -> str:
         """Read one section by the ref a search gave (path#anchor, path:line or id); a path lists its headings."""

@@ -108,3 +108,16 @@ def test_a_count_of_sections_that_is_no_count_says_so(sample_db: Path, k: str) -
     loader = llm.get_fragment_loaders()["mdfts"]
     with pytest.raises(ValueError, match=rf"^mdfts:.*k={k}: k is the number of sections, a whole number from 1$"):
         loader(f"{sample_db}?q=rollback&k={k}")
+
+
+@pytest.mark.parametrize(("limit", "lines"), [(0, 1), (-3, 1), ("2", 2), (999, 20)],
+                         ids=["zero", "negative", "text", "huge"])
+def test_toolbox_search_reads_any_limit_a_model_sends(sample_db: Path, limit: object, lines: int) -> None:
+    # A model may send 0 (not "no section matches": sections do) or the number as text.
+    out = Mdfts(str(sample_db)).search("payments rollback database config deploy", limit=limit)  # type: ignore[arg-type]
+    assert len(out.splitlines()) == lines and all(line.startswith("[") for line in out.splitlines()), out
+
+
+def test_toolbox_search_says_what_limit_is(sample_db: Path) -> None:
+    out = Mdfts(str(sample_db)).search("payments rollback", limit="many")  # type: ignore[arg-type]
+    assert out == "Error: limit is the number of sections to list, a whole number from 1 to 20; not 'many'"
