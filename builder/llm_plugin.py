@@ -114,8 +114,11 @@ class Mdfts(llm.Toolbox):
 
     def fetch(self, ref: str) -> str:
         """Read one section by the ref a search gave (path#anchor, path:line or id); a path lists its headings."""
+        if ref is None or isinstance(ref, bool) or not isinstance(ref, (str, int)):
+            return f"Error: ref is a section's ref as a search gave it (path#anchor, path:line or id); not {ref!r}"
+
         def run(ix: Index) -> str:
-            shown = ix.show(ref)
+            shown = ix.show(str(ref))  # a model may send an id as the number a search line shows
             if isinstance(shown, Outline):
                 return "\n".join(f"{e.ref} lines {e.start_line}-{e.end_line}" for e in shown.entries)
             return f"{shown.lines} {shown.title}\n\n{shown.body}"

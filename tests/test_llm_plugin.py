@@ -118,6 +118,17 @@ def test_toolbox_search_reads_any_limit_a_model_sends(sample_db: Path, limit: ob
     assert len(out.splitlines()) == lines and all(line.startswith("[") for line in out.splitlines()), out
 
 
+def test_toolbox_fetch_reads_an_id_sent_as_a_number(sample_db: Path) -> None:
+    box = Mdfts(str(sample_db))
+    first = box.search("payments rollback", limit=1)
+    ref = first[1:first.index("]")]
+    assert ref.isdigit()
+    assert box.fetch(int(ref)) == box.fetch(ref)  # type: ignore[arg-type]
+    assert not box.fetch(ref).startswith("Error")
+    assert box.fetch(None) == ("Error: ref is a section's ref as a search gave it (path#anchor, path:line or id); "  # type: ignore[arg-type]
+                               "not None")
+
+
 def test_toolbox_search_says_what_limit_is(sample_db: Path) -> None:
     out = Mdfts(str(sample_db)).search("payments rollback", limit="many")  # type: ignore[arg-type]
     assert out == "Error: limit is the number of sections to list, a whole number from 1 to 20; not 'many'"
