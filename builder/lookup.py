@@ -330,10 +330,17 @@ def token_hits(ix: Index, tok: str, kind: str | None = None, limit: int = 20) ->
     """Sections holding an exact token (case-exact first), as Hit records with token, kind, exact."""
     if kind is not None and kind not in KINDS:  # else a misspelt kind reads as "no section has it"
         raise MdftsError(f"no token kind {kind!r}; kinds: {', '.join(KINDS)}")
+    # token.sql has no kind filter (a new parameter would break callers that bind every name):
+    # read more rows until `limit` of the kind are in, or there are no more.
+    fetch = limit if kind is None else max(limit * 5, 100)
+    while True:
+        rows = ix.run("token", token=tok, limit=fetch)
+        picked = [r for r in rows if kind is None or r["kind"] == kind]
+        if len(picked) >= limit or len(rows) < fetch:
+            break
+        fetch *= 4
     out = []
-    for row in ix.run("token", token=tok, limit=limit if kind is None else max(limit * 5, 100)):
-        if kind is not None and row["kind"] != kind:
-            continue
+    for row in picked:
         found = section_by_id(ix, row["id"])
         if found is not None:
             out.append(found.with_(token=row["token"], kind=row["kind"], exact=bool(row["exact"])))

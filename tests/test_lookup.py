@@ -107,6 +107,20 @@ def test_token_records_and_kind_filter(ix: mdfts.Index) -> None:
     assert ix.token("PAYMENTS_DB_URL", kind="cli_flag") == []
 
 
+def test_token_kind_filter_reads_past_the_other_kinds(tmp_path: Path) -> None:
+    """The kind asked for is found however many rows of other kinds sort before it: 150 sections
+    name `kiln_temp_max` as an identifier, one as the ENV var KILN_TEMP_MAX."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(150):
+        (docs / f"a{i:03d}.md").write_text(f"# Note {i}\n\nThe `kiln_temp_max` setting.\n")
+    (docs / "z.md").write_text("# Env\n\nSet KILN_TEMP_MAX before firing.\n")
+    build_index([docs], tmp_path / "k.db")
+    with mdfts.open_index(tmp_path / "k.db") as ix:
+        assert [(h.path, h.kind) for h in ix.token("kiln_temp_max", kind="env_var")] == [("z.md", "env_var")]
+        assert len(ix.token("kiln_temp_max", kind="identifier", limit=200)) == 150
+
+
 def test_outline_without_a_path_lists_documents(ix: mdfts.Index) -> None:
     docs = ix.outline()
     assert len(docs) == int(ix.meta["documents"]) and all(isinstance(d, mdfts.DocumentEntry) for d in docs)
