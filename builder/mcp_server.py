@@ -83,7 +83,7 @@ class _Server:
         if index is None:
             return self.indexes
         if index not in self.indexes:
-            raise ToolError(f"no index {index!r}; indexes: {', '.join(self.indexes)}")
+            raise ToolError(f"no index {_brief(index)!r}; indexes: {', '.join(self.indexes)}")
         return {index: self.indexes[index]}
 
     def one(self, index: str | None, ref: str) -> tuple[str, Index]:
@@ -96,7 +96,7 @@ class _Server:
         if not found:
             name, ix = next(iter(chosen.items()))
             return name, ix  # let its error (with the nearest anchors) speak
-        raise ToolError(f"{ref!r} is in several indexes ({', '.join(n for n, _ in found)}); give index")
+        raise ToolError(f"{_brief(ref)!r} is in several indexes ({', '.join(n for n, _ in found)}); give index")
 
     def clamp(self, name: str, asked: int, cap: int, clamped: dict[str, Any], floor: int = 1) -> int:
         if asked > cap:
@@ -108,12 +108,24 @@ class _Server:
         return asked
 
 
+# What a result or an error repeats of an agent's own text: a 2 MB query is not echoed back whole
+# past the operator's caps. The structured `query` keeps what search reads (its first 2,000
+# characters); messages keep a few hundred.
+ECHO = 300
+QUERY_ECHO = 2000
+
+
+def _brief(text: str, n: int = ECHO) -> str:
+    """`text`, or its first `n` characters and how long it was."""
+    return text if len(text) <= n else f"{text[:n]}… ({len(text):,} characters)"
+
+
 def _show(ix: Index, ref: str) -> Hit | Outline:
     """The section or outline a ref names; a bad ref is the tool's error, with its nearest anchors."""
     try:
         return ix.show(ref)
     except MdftsError as err:
-        raise ToolError(str(err)) from None
+        raise ToolError(_brief(str(err))) from None
 
 
 def _read(ix: Index, ref: str) -> Hit | Outline:
@@ -121,7 +133,7 @@ def _read(ix: Index, ref: str) -> Hit | Outline:
     try:
         return ix.show(ref)
     except MdftsError as err:
-        raise ResourceNotFoundError(str(err)) from None
+        raise ResourceNotFoundError(_brief(str(err))) from None
 
 
 def _resolves(ix: Index, ref: str) -> bool:
@@ -221,12 +233,12 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         many = len(indexes) > 1
         lists = {n: ix.search(query, limit=limit, path_prefix=path_prefix) for n, ix in chosen.items()}
         hits = rrf_merge(lists, limit) if len(lists) > 1 else [h.with_(index=n) for n, hs in lists.items() for h in hs]
-        data: dict[str, Any] = {"query": query, "hits": [_hit_json(h, many) for h in hits]}
+        data: dict[str, Any] = {"query": _brief(query, QUERY_ECHO), "hits": [_hit_json(h, many) for h in hits]}
         if clamped:
             data["clamped"] = clamped
-        text = "\n".join(_hit_line(h, many) for h in hits) or f"no section matches {query!r}"
+        text = "\n".join(_hit_line(h, many) for h in hits) or f"no section matches {_brief(query)!r}"
         if not hits and path_prefix and not any(has_documents_under(ix, path_prefix) for ix in chosen.values()):
-            text = f"no document's path starts with {path_prefix!r}; the outline resource lists the paths"
+            text = f"no document's path starts with {_brief(path_prefix)!r}; the outline resource lists the paths"
         return _result(text + _clamp_note(clamped), data)
 
     @srv.tool(annotations=READ_ONLY)
@@ -294,12 +306,12 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         try:
             hits = [h.with_(index=n) for n, ix in chosen.items() for h in ix.token(token, kind=kind, limit=limit)]
         except MdftsError as err:  # an unknown kind: the error names the kinds
-            raise ToolError(str(err)) from None
+            raise ToolError(_brief(str(err))) from None
         hits = hits[:limit]
-        data = {"token": token, "hits": [_hit_json(h, many) for h in hits]}
+        data = {"token": _brief(token, QUERY_ECHO), "hits": [_hit_json(h, many) for h in hits]}
         lines = [f"[{(h.index or '') + ':' if many else ''}{h.id}] {h.lines} {h.title} — {h.token} ({h.kind}"
                  + (", exact" if h.exact else "") + ")" for h in hits]
-        return _result("\n".join(lines) or f"no section holds the token {token!r}", data)
+        return _result("\n".join(lines) or f"no section holds the token {_brief(token)!r}", data)
 
     @srv.tool(annotations=READ_ONLY)
     async def context(
@@ -319,7 +331,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         try:
             ctx = ix.context(question, max_tokens=budget, format="xml")
         except MdftsError as err:
-            raise ToolError(str(err)) from None
+            raise ToolError(_brief(str(err))) from None
         data: dict[str, Any] = {
             "index": name, "budget": ctx.budget, "used": ctx.used, "tokenizer": ctx.tokenizer,
             "sources": [{"n": n, "ref": b.hit.ref, "source": f"{b.hit.path}:{b.hit.start_line}-{b.end_line}",

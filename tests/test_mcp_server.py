@@ -152,6 +152,18 @@ async def test_an_unknown_token_kind_names_the_kinds(client: Client) -> None:
                     "env_var, error_code, identifier, name, version, dotted, code")
 
 
+async def test_a_huge_argument_is_not_echoed_back_whole(client: Client) -> None:
+    # A 2 MB query or ref: the answer repeats its start and says how long it was, not 2 MB.
+    query = "zqxv " * 400_000
+    text, data, err = await _call(client, "search", query=query)
+    assert not err and data["hits"] == []
+    assert text.startswith(f"no section matches {query[:300] + '… (2,000,000 characters)'!r}")
+    assert len(text) < 1000
+    assert data["query"] == query[:2000] + "… (2,000,000 characters)"
+    text, _, err = await _call(client, "fetch", ref="runbooks/ledger.md#" + "x" * 1_000_000)
+    assert err and len(text) < 1000 and "characters)" in text
+
+
 async def test_context_keeps_the_clamped_budget(client: Client) -> None:
     text, data, _ = await _call(client, "context", question="how do I roll back payments?", max_tokens=99999)
     assert data["budget"] == 1500 and data["used"] <= 1500
