@@ -141,7 +141,9 @@ def search_hits(ix: Index, q: str, limit: int = 10, explain: bool = False,
     """Search results as Hit records; `path_prefix` keeps documents under a path (search.sql's
     :prefix: the search runs within them); `explain` is passed to search.sql when the index's
     copy takes it. An older index's search.sql without :prefix has its best 200 filtered here."""
-    params: dict[str, Any] = {"q": q, "limit": limit}
+    # A NUL separates words like any control character: SQLite's string functions stop at one,
+    # so search.sql would read only the text before it ("\0rollback" found nothing).
+    params: dict[str, Any] = {"q": q.replace("\0", " "), "limit": limit}
     takes = ix.query_file("search").params
     if path_prefix:
         if "prefix" in takes:

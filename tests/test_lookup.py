@@ -238,3 +238,14 @@ def test_a_section_page_reads_its_tokens_from_its_own_row(ix: mdfts.Index) -> No
 def test_a_number_no_section_can_have_is_a_miss(ix: mdfts.Index, ref: str) -> None:
     with pytest.raises(RefError):
         ix.show(ref)
+
+
+@pytest.mark.parametrize("q", ["\0payments rollback", "payments\0rollback", "payments rollback\0"],
+                         ids=["leading", "between", "trailing"])
+def test_a_nul_in_the_text_reads_as_a_space(ix: mdfts.Index, q: str) -> None:
+    # SQLite's string functions stop at a NUL: the words after one were dropped.
+    want = [h.id for h in ix.search(q.replace("\0", " "))]
+    assert len(want) > 1
+    assert [h.id for h in ix.search(q)] == want
+    matches = [b.hit.id for b in ix.context(q, max_tokens=4000).blocks if b.role == "match"]
+    assert matches == [b.hit.id for b in ix.context(q.replace("\0", " "), max_tokens=4000).blocks if b.role == "match"]
