@@ -106,7 +106,10 @@ class Index:
     def queries(self) -> dict[str, StoredQuery]:
         """The queries stored in the index, by name (read once)."""
         if self._queries is None:
-            self._queries = read_stored_queries(self.conn)
+            try:
+                self._queries = read_stored_queries(self.conn)
+            except sqlite3.DatabaseError as err:  # no mdfts_queries: the message `mdfts info` gives
+                raise IndexVersionError(f"{self.path}: not an mdfts index ({err})") from None
         return self._queries
 
     @property

@@ -461,6 +461,26 @@ def test_schema_mismatch_says_rebuild(fixture_db: Path, tmp_path: Path) -> None:
     assert info["compatible"] is False
 
 
+@pytest.mark.parametrize("args", [["search", "x"], ["show", "1"], ["token", "E1027"], ["context", "x"], ["query"]],
+                         ids=["search", "show", "token", "context", "query"])
+def test_an_index_without_its_stored_queries_is_refused_in_one_line(fixture_db: Path, tmp_path: Path,
+                                                                    args: list[str]) -> None:
+    # A traceback once: the stored queries are read on first use, after the index was checked.
+    import shutil
+    import sqlite3
+
+    broken = tmp_path / "broken.db"
+    shutil.copyfile(fixture_db, broken)
+    conn = sqlite3.connect(broken)
+    conn.execute("drop table mdfts_queries")
+    conn.commit()
+    conn.close()
+    result = run_cli([args[0], broken, *args[1:]])
+    error = f"Error: {broken}: not an mdfts index (no such table: mdfts_queries)\n"
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", error)
+    assert run_cli(["info", broken]).stderr == error
+
+
 def test_python_dash_m(fixture_db: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "mdfts", "token", str(fixture_db), "E1027", "--json"],
                          capture_output=True, text=True, timeout=60, check=True)
