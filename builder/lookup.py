@@ -141,6 +141,8 @@ def search_hits(ix: Index, q: str, limit: int = 10, explain: bool = False,
     """Search results as Hit records; `path_prefix` keeps documents under a path (search.sql's
     :prefix: the search runs within them); `explain` is passed to search.sql when the index's
     copy takes it. An older index's search.sql without :prefix has its best 200 filtered here."""
+    if limit < 1:  # SQLite reads a negative LIMIT as none at all
+        return []
     # A NUL separates words like any control character: SQLite's string functions stop at one,
     # so search.sql would read only the text before it ("\0rollback" found nothing).
     params: dict[str, Any] = {"q": q.replace("\0", " "), "limit": limit}
@@ -330,6 +332,8 @@ def neighbor_hits(ix: Index, ref: str) -> list[Hit]:
 
 def token_hits(ix: Index, tok: str, kind: str | None = None, limit: int = 20) -> list[Hit]:
     """Sections holding an exact token (case-exact first), as Hit records with token, kind, exact."""
+    if limit < 1:  # SQLite reads a negative LIMIT as none at all
+        return []
     if kind is not None and kind not in KINDS:  # else a misspelt kind reads as "no section has it"
         raise MdftsError(f"no token kind {kind!r}; kinds: {', '.join(KINDS)}")
     # token.sql has no kind filter (a new parameter would break callers that bind every name):
@@ -392,7 +396,7 @@ def rrf_merge(lists: dict[str, list[Hit]], limit: int, k: int = 60) -> list[Hit]
                 best[key] = (rank, h)
     order = sorted(fused, key=lambda key: (-fused[key], best[key][0], key[0], key[1]))
     return [best[key][1].with_(index=key[0], score=round(fused[key], 6), rank=n)
-            for n, key in enumerate(order[:limit], 1)]
+            for n, key in enumerate(order[:max(limit, 0)], 1)]
 
 
 def outline_of(ix: Index, path: str | None = None) -> list[OutlineEntry] | list[DocumentEntry]:

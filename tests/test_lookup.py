@@ -249,3 +249,14 @@ def test_a_nul_in_the_text_reads_as_a_space(ix: mdfts.Index, q: str) -> None:
     assert [h.id for h in ix.search(q)] == want
     matches = [b.hit.id for b in ix.context(q, max_tokens=4000).blocks if b.role == "match"]
     assert matches == [b.hit.id for b in ix.context(q.replace("\0", " "), max_tokens=4000).blocks if b.role == "match"]
+
+
+@pytest.mark.parametrize("limit", [0, -1, -5])
+def test_a_limit_below_one_gives_no_hits(ix: mdfts.Index, limit: int) -> None:
+    # SQLite reads a negative LIMIT as no limit: the loop that stops at `limit` kept one hit.
+    assert ix.search("payments rollback", limit=limit) == []
+    assert ix.search_many(["payments rollback"], limit=limit).__next__() == ("payments rollback", [])
+    assert ix.token("E1027", limit=limit) == []
+    assert ix.token("E1027", kind="error_code", limit=limit) == []
+    assert [b for b in ix.context("payments rollback", limit=limit).blocks if b.role == "match"] == []
+    assert mdfts.rrf_merge({"a": ix.search("payments rollback")}, limit) == []
