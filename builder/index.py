@@ -13,7 +13,7 @@ from mdfts.artifact import (
     read_meta,
     read_stored_queries,
 )
-from mdfts.errors import IndexVersionError, MdftsError
+from mdfts.errors import IndexVersionError, MdftsError, display
 from mdfts.queries import pick_query, run_query
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; mypy reads this name as True
@@ -29,22 +29,23 @@ def connect(path: Path | str, check: bool = True) -> sqlite3.Connection:
     """A read-only, immutable connection (no -journal, -wal or -shm file is ever created) to an
     mdfts index this mdfts reads; with `check` False, to any SQLite file. The caller closes it."""
     path = Path(path)
+    name = display(str(path))  # a line break in the file name would split the one-line message
     if not path.is_file():  # a device or a pipe exists, but is no index
         why = "not an index file (not a regular file)" if path.exists() else "no such index file"
-        raise MdftsError(f"{path}: {why}")
+        raise MdftsError(f"{name}: {why}")
     uri = path.resolve().as_uri() + "?mode=ro&immutable=1"
     try:
         db = sqlite3.connect(uri, uri=True)
     except sqlite3.DatabaseError as err:
-        raise IndexVersionError(f"{path}: not an SQLite database ({err})") from None
+        raise IndexVersionError(f"{name}: not an SQLite database ({err})") from None
     try:
         if check:
-            check_index(db, path)
+            check_index(db, name)
         else:
             db.execute("pragma application_id").fetchone()
     except sqlite3.DatabaseError as err:
         db.close()
-        raise IndexVersionError(f"{path}: not an SQLite database ({err})") from None
+        raise IndexVersionError(f"{name}: not an SQLite database ({err})") from None
     except IndexVersionError:
         db.close()
         raise
@@ -72,7 +73,7 @@ class Index:
             path = next((row[2] for row in conn.execute("pragma database_list") if row[1] == "main"), "")
         ix = cls.__new__(cls)
         label = Path(path or ":memory:")
-        check_index(conn, label)
+        check_index(conn, display(str(label)))
         ix._open(label, conn, owns=False)
         return ix
 
@@ -84,7 +85,7 @@ class Index:
             self.meta: dict[str, str] = read_meta(self.conn)
         except sqlite3.DatabaseError as err:
             self.close()
-            raise IndexVersionError(f"{self.path}: not an mdfts index ({err})") from None
+            raise IndexVersionError(f"{display(str(self.path))}: not an mdfts index ({err})") from None
         self._queries: dict[str, StoredQuery] | None = None
 
     def __enter__(self) -> Index:
@@ -109,7 +110,7 @@ class Index:
             try:
                 self._queries = read_stored_queries(self.conn)
             except sqlite3.DatabaseError as err:  # no mdfts_queries: the message `mdfts info` gives
-                raise IndexVersionError(f"{self.path}: not an mdfts index ({err})") from None
+                raise IndexVersionError(f"{display(str(self.path))}: not an mdfts index ({err})") from None
         return self._queries
 
     @property
@@ -215,12 +216,12 @@ def index_info(path: Path) -> dict[str, Any]:
     compatible), anything else is the IndexVersionError every command gives."""
     db = connect(path, check=False)
     try:
-        check_index(db, path, schema=False)
+        check_index(db, display(str(path)), schema=False)
         try:
             meta = read_meta(db)
             queries = list(read_stored_queries(db))
         except sqlite3.DatabaseError as err:
-            raise IndexVersionError(f"{path}: not an mdfts index ({err})") from None
+            raise IndexVersionError(f"{display(str(path))}: not an mdfts index ({err})") from None
         return _info(Path(path), db, meta, queries)
     finally:
         db.close()

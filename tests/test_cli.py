@@ -481,6 +481,25 @@ def test_an_index_without_its_stored_queries_is_refused_in_one_line(fixture_db: 
     assert run_cli(["info", broken]).stderr == error
 
 
+@pytest.mark.parametrize(
+    ("content", "error"),
+    [
+        (None, "no such index file"),
+        (b"not sqlite" * 20, "not an SQLite database (file is not a database)"),
+        (b"", "not an mdfts index (application_id 0); build one with mdfts build"),
+    ],
+    ids=["missing", "not-sqlite", "not-mdfts"],
+)
+@pytest.mark.parametrize("command", [["search", "x"], ["show", "1"], ["info"]], ids=["search", "show", "info"])
+def test_an_index_path_with_a_line_break_is_named_on_one_line(tmp_path: Path, content: bytes | None, error: str,
+                                                              command: list[str]) -> None:
+    db = tmp_path / "new\nline.db"
+    if content is not None:
+        db.write_bytes(content)
+    result = run_cli([command[0], db, *command[1:]])
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", f"Error: {tmp_path}/new\\nline.db: {error}\n")
+
+
 def test_python_dash_m(fixture_db: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "mdfts", "token", str(fixture_db), "E1027", "--json"],
                          capture_output=True, text=True, timeout=60, check=True)
