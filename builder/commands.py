@@ -11,23 +11,31 @@ from mdfts import output
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; mypy reads this name as True
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterator
     from pathlib import Path
-    from typing import Protocol
+    from typing import IO, Protocol
 
     class Echo(Protocol):
         def __call__(self, message: str, *, err: bool = False, nl: bool = True) -> object: ...
 
 
-def query_lines(stream: Iterable[bytes]) -> Iterator[str]:
+# The most of one query line kept (search.sql reads its first 2,000 characters): the rest of a
+# longer line is read and dropped, so one endless line (`--queries /dev/zero`) holds no more.
+MAX_LINE_BYTES = 1 << 20
+
+
+def query_lines(stream: IO[bytes]) -> Iterator[str]:
     """The lines of a binary stream as text: split on \\n only (a CRLF's \\r dropped), undecodable
-    bytes replaced. Text-mode files and str.splitlines() also break lines at a lone \\r, U+2028,
-    form feed or \\x1c, which gave more result lines than query lines."""
-    for raw in stream:
+    bytes replaced, each cut at MAX_LINE_BYTES. Text-mode files and str.splitlines() also break
+    lines at a lone \\r, U+2028, form feed or \\x1c, which gave more result lines than query lines."""
+    while raw := stream.readline(MAX_LINE_BYTES):
+        rest = raw
+        while rest and not rest.endswith(b"\n"):  # a line cut at the bound: skip to its end
+            rest = stream.readline(MAX_LINE_BYTES)
         yield raw.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8", errors="replace")
 
 
-def search_lines(db: Path, lines: Iterable[bytes], k: int, echo: Echo, explain: bool = False,
+def search_lines(db: Path, lines: IO[bytes], k: int, echo: Echo, explain: bool = False,
                  path_prefix: str | None = None) -> None:
     """One JSON line per query line (a line ends at \\n only), each written (and flushed) before the
     next line is read, so a process on the other end of a pipe can send a query and wait for its answer."""

@@ -120,6 +120,24 @@ def test_search_batch_splits_lines_on_newline_only(fixture_db: Path, tmp_path: P
     assert [json.loads(line)["query"] for line in lines[:-1]] == queries
 
 
+@pytest.mark.parametrize("light", [False, True], ids=["click", "light-entry"])
+def test_search_batch_reads_at_most_a_mebibyte_of_a_line(fixture_db: Path, tmp_path: Path, light: bool) -> None:
+    # A line was read whole before its search: `--queries /dev/zero` (one endless line) grew until
+    # the kernel killed the process. search.sql reads the first 2,000 characters of it anyway.
+    qfile = tmp_path / "q.txt"
+    qfile.write_bytes(b"E1027 " + b"x" * (3 << 20) + b"\nrollback\n")
+    args = ["search", str(fixture_db), "--queries", str(qfile), "-k", "1"]
+    if light:
+        done = subprocess.run([sys.executable, "-m", "mdfts", *args], capture_output=True, text=True, timeout=120)
+        code, out = done.returncode, done.stdout
+    else:
+        result = run_cli(args)
+        code, out = result.exit_code, result.stdout
+    objs = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and [len(o["query"]) for o in objs] == [1 << 20, 8]
+    assert [o["results"][0]["heading"] for o in objs] == ["E1027 idempotency conflicts", "Rollback procedure"]
+
+
 def test_search_batch_from_stdin(fixture_db: Path) -> None:
     result = run_cli(["search", fixture_db, "--queries", "-", "--json"], input="E1027\nrollback\n")
     assert [json.loads(line)["query"] for line in result.stdout.splitlines()] == ["E1027", "rollback"]
