@@ -49,6 +49,19 @@ def limit_option(default: int, most: int, what: str = "Results per query.") -> C
                         show_default=True, help=what)
 
 
+class QueriesFile(click.File):
+    """click.File("rb") that names a closed stdin (a daemon, `<&-`) as a bad value, where click
+    raised a RuntimeError."""
+
+    def __init__(self) -> None:
+        super().__init__("rb")
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value == "-" and sys.stdin is None:
+            self.fail("stdin is closed", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 class _Signalled(KeyboardInterrupt):
     """A signal (SIGTERM) that unwinds like Ctrl-C; the exit code says which one it was."""
 
@@ -274,7 +287,7 @@ def info(db: Path, as_json: bool) -> None:
 @db_argument
 @click.argument("query", required=False)
 @limit_option(10, 1000)
-@click.option("--queries", "queries_file", type=click.File("rb"),
+@click.option("--queries", "queries_file", type=QueriesFile(),
               help="Run every line of this file as a query (- for stdin); prints JSON Lines, one a line.")
 @json_option("JSON: an array, or with --queries one object a line; the markdown is body, and content (an alias)")
 @click.option("--sql", "show_sql", is_flag=True, help="Print the SQL of the search query instead.")

@@ -69,6 +69,8 @@ def read_args(argv: Sequence[str]) -> tuple[str, list[str], dict[str, Any]] | No
     queries = options.get("--queries")
     if queries is not None and queries != "-" and not os.path.isfile(queries):
         return None  # click.File's error message
+    if queries == "-" and sys.stdin is None:
+        return None  # no stdin at all (`<&-`): click's usage error
     return command, positional, options
 
 

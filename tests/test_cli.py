@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -136,6 +137,16 @@ def test_search_batch_reads_at_most_a_mebibyte_of_a_line(fixture_db: Path, tmp_p
     objs = [json.loads(line) for line in out.splitlines()]
     assert code == 0 and [len(o["query"]) for o in objs] == [1 << 20, 8]
     assert [o["results"][0]["heading"] for o in objs] == ["E1027 idempotency conflicts", "Rollback procedure"]
+
+
+@pytest.mark.parametrize("light", [False, True], ids=["click", "light-entry"])
+def test_search_batch_from_a_closed_stdin_is_a_usage_error(fixture_db: Path, light: bool) -> None:
+    # A process started with no stdin (a daemon, `<&-`): both paths died with a traceback.
+    how = ["-m", "mdfts"] if light else ["-c", "import sys; from mdfts.cli import cli; cli.main(sys.argv[1:])"]
+    done = subprocess.run([sys.executable, *how, "search", str(fixture_db), "--queries", "-"], capture_output=True,
+                          text=True, timeout=120, preexec_fn=lambda: os.close(0))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.endswith("\nError: Invalid value for '--queries': stdin is closed\n"), done.stderr
 
 
 def test_search_batch_from_stdin(fixture_db: Path) -> None:
