@@ -145,7 +145,7 @@ def search_hits(ix: Index, q: str, limit: int = 10, explain: bool = False,
         return []
     # A NUL separates words like any control character: SQLite's string functions stop at one,
     # so search.sql would read only the text before it ("\0rollback" found nothing).
-    params: dict[str, Any] = {"q": q.replace("\0", " "), "limit": limit}
+    params: dict[str, Any] = {"q": q.replace("\0", " ") if isinstance(q, str) else q, "limit": limit}
     takes = ix.query_file("search").params
     if path_prefix:
         if "prefix" in takes:
@@ -332,10 +332,10 @@ def neighbor_hits(ix: Index, ref: str) -> list[Hit]:
 
 def token_hits(ix: Index, tok: str, kind: str | None = None, limit: int = 20) -> list[Hit]:
     """Sections holding an exact token (case-exact first), as Hit records with token, kind, exact."""
-    if limit < 1:  # SQLite reads a negative LIMIT as none at all
-        return []
     if kind is not None and kind not in KINDS:  # else a misspelt kind reads as "no section has it"
         raise MdftsError(f"no token kind {kind!r}; kinds: {', '.join(KINDS)}")
+    if limit < 1:  # SQLite reads a negative LIMIT as none at all
+        return []
     # token.sql has no kind filter (a new parameter would break callers that bind every name):
     # read more rows until `limit` of the kind are in, or there are no more.
     fetch = limit if kind is None else max(limit * 5, 100)
