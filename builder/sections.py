@@ -399,16 +399,19 @@ class Splitter:
                     self.texts.append(" ".join(stripped.split()))
 
     def _comment(self, first: int, end: int) -> str:
-        """An HTML block that opens with a comment (lines first..end-1): the comment is cut from
-        the section's body (see _close); returns what follows it in the block (rendered HTML)."""
+        """An HTML block that opens with a comment (lines first..end-1): the comment, and each one
+        after it on the block's last line, is cut from the section's body (see _close); returns
+        what is left of the block after the first (rendered HTML)."""
         block_end = self.offset(end)
         at = self.text.find("<!--", self.offset(first), block_end)
-        if at < 0:
-            return ""  # cannot happen: the block starts with it (after the containers' markers)
-        close = self.text.find("-->", at + 2, block_end)  # at + 2: "<!-->" and "<!--->" are whole comments
-        stop = block_end if close < 0 else close + 3  # unclosed: the comment runs to the block's end
-        self.cuts.append((at, stop))
-        return self.text[stop:block_end]
+        rest: list[str] = []
+        while at >= 0:  # the first: the block starts with it (after the containers' markers)
+            close = self.text.find("-->", at + 2, block_end)  # at + 2: "<!-->" and "<!--->" are whole comments
+            stop = block_end if close < 0 else close + 3  # unclosed: the comment runs to the block's end
+            self.cuts.append((at, stop))
+            at = self.text.find("<!--", stop, block_end)
+            rest.append(self.text[stop : block_end if at < 0 else at])
+        return "".join(rest)
 
     def _body(self, start: int, end: int) -> str:
         """The text of lines start..end-1, each HTML comment among its blocks left out (its line

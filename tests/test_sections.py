@@ -266,11 +266,22 @@ def test_html_comments_are_cut_from_the_body_their_lines_kept() -> None:
         ("<!-- a -->\n\n[ref]: /url\n\n# T\n", [(0, 3, 4), (1, 5, 5)]),
         ("<!-- a --> <div>Lead</div>\n# T\n", [(0, 1, 1), (1, 2, 2)]),
         ("<!-- only a comment -->\n", []),
+        ("<!-- a --> <!-- b -->\n# T\n", [(1, 2, 2)]),
     ],
-    ids=["comments-alone", "comment-then-lead", "comment-then-reference", "html-after-the-comment", "nothing-else"],
+    ids=["comments-alone", "comment-then-lead", "comment-then-reference", "html-after-the-comment", "nothing-else",
+         "two-comments-on-a-line"],
 )
 def test_comments_alone_make_no_lead_section(text: str, outline: list[tuple[int, int, int]]) -> None:
     assert [(s.level, s.start_line, s.end_line) for s in split_sections("t.md", text).sections] == outline
+
+
+def test_every_comment_of_a_comment_block_is_cut() -> None:
+    """A comment after the first one's `-->`, on the block's last line, is cut as well: closed or
+    not, its words are neither body nor exact tokens; the text between them stays."""
+    doc = split_sections("t.md", "# T\n<!-- a --> Kept <!-- GLAZE_OVEN_URL --> too\n<!-- b --> <!-- PAYMENTS_DB_URL\n")
+    (t,) = doc.sections
+    assert t.body == "# T\n Kept  too\n "
+    assert t.tokens == ()
 
 
 def test_empty_file_has_no_sections() -> None:
