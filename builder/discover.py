@@ -246,9 +246,14 @@ def decode(path: str, data: bytes) -> str:
         if data.startswith(bom):
             body = data[len(bom):]
             try:
-                return body.decode(encoding)
+                text = body.decode(encoding)
             except UnicodeDecodeError as err:
                 raise SourceError(path, None, f"not valid {encoding.upper()} (byte {err.start + len(bom)})") from None
+            # A BOM makes no NUL text: SQLite's length() and FTS5 stop reading a body at one.
+            nul = text.find("\0")
+            if nul >= 0:
+                raise SourceError(path, text.count("\n", 0, nul) + 1, "binary file (NUL byte), not markdown")
+            return text
     nul = data.find(b"\0")
     if nul >= 0:
         raise SourceError(path, _line_of(data, nul), "binary file (NUL byte), not markdown")

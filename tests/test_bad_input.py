@@ -103,6 +103,8 @@ FAILING = [
      "bad.md:2: front matter nests deeper than 64 levels"),
     ("bad.md", b"+++\nn = " + b"1" * 5000 + b"\n+++\n# ok\n",
      "bad.md:2: front matter is not valid TOML (a value Python cannot convert)"),
+    ("bad.md", b"\xef\xbb\xbf# ok\n\nline\x00three\n", "bad.md:3: binary file (NUL byte), not markdown"),
+    ("bad.md", "# ok\nline\x00two\n".encode("utf-16"), "bad.md:2: binary file (NUL byte), not markdown"),
 ]
 
 
@@ -112,7 +114,7 @@ FAILING = [
     ids=["invalid-utf8", "binary", "nul-byte", "bad-utf16", "front-matter-yaml", "front-matter-list",
          "front-matter-str", "newline-in-name", "undecodable-name", "yaml-alias-bomb", "yaml-1000-deep",
          "yaml-recursive-alias", "yaml-5000-digit-int", "front-matter-toml", "toml-65-deep", "toml-1000-deep",
-         "toml-5000-digit-int"],
+         "toml-5000-digit-int", "nul-byte-after-utf8-bom", "nul-in-utf16"],
 )
 def test_bad_file_fails_and_keeps_the_old_index(docs: Path, built: Path, name: str | bytes,
                                                 content: bytes, error: str) -> None:
