@@ -15,7 +15,7 @@ from urllib.parse import unquote
 
 from mdfts.discover import DEFAULT_INCLUDE, SourceFile, discover, no_file_matches, read_source
 from mdfts.errors import MdftsError, SourceError
-from mdfts.parse import parse_links, slugify
+from mdfts.parse import parse_links, raw_html, slugify
 from mdfts.sections import Document, split_sections
 
 SEVERITIES = ("info", "warning", "error")  # weakest first
@@ -65,7 +65,7 @@ def _display(abspath: Path, cwd: Path) -> str:
 
 def _anchors(doc: Document, text: str) -> set[str]:
     found = {s.anchor for s in doc.sections if s.level}
-    found.update(m.group(1) for m in _HTML_ID.finditer(text))
+    found.update(m.group(1) for html in raw_html(text) for m in _HTML_ID.finditer(html))  # not in code or comments
     return {a.lower() for a in found}
 
 

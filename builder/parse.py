@@ -20,7 +20,7 @@ from mdit_py_plugins.anchors.index import slugify
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 __all__ = ["Token", "parse_blocks", "stream_blocks", "heading_text", "plain_inline", "split_code_spans", "slugify",
-           "render_html"]
+           "render_html", "raw_html"]
 
 
 TOML_FRONT_MATTER = "+++"
@@ -542,3 +542,37 @@ def parse_links(text: str) -> list[tuple[int, str]]:
                         out.append((line, target))
     return out
 
+
+def _without_comments(html: str) -> str:
+    """`html` less its comments; one never closed runs to the end."""
+    parts, at = [], 0
+    while (start := html.find("<!--", at)) >= 0:
+        parts.append(html[at:start])
+        end = html.find("-->", start + 2)  # start + 2: "<!-->" and "<!--->" are whole comments
+        at = len(html) if end < 0 else end + 3
+    parts.append(html[at:])
+    return "".join(parts)
+
+
+def raw_html(text: str) -> list[str]:
+    """The raw HTML of a document as a browser reads it: each HTML block and inline tag, less
+    its comments; nothing from code blocks or code spans."""
+    env: dict[str, Any] = {}
+    out: list[str] = []
+    inlines: list[str] = []
+
+    def keep(tokens: list[Token]) -> None:
+        for tok in tokens:
+            if tok.type == "html_block":
+                out.append(_without_comments(tok.content))
+            elif tok.type == "inline" and "<" in tok.content:
+                inlines.append(tok.content)
+            elif tok.type == "tr_open":
+                inlines.extend(content for _, content in tok.meta.get("cells", ()) if "<" in content)
+
+    stream_blocks(text, keep, env)
+    for content in inlines:
+        for inline in _inline_parser().parseInline(content, env):
+            out.extend(child.content for child in inline.children or ()
+                       if child.type == "html_inline" and not child.content.startswith("<!--"))
+    return out

@@ -135,6 +135,21 @@ def test_anchor_in_an_unchecked_markdown_file(docs: Path) -> None:
     assert [(f.line, f.rule) for f in findings if f.rule == "broken-anchor"] == [(4, "broken-anchor"), (5, "broken-anchor")]
 
 
+def test_an_id_in_a_comment_or_in_code_is_no_anchor(docs: Path) -> None:
+    """id= counts where a browser reads it as an attribute: in an HTML block or inline tag, not in
+    a comment (as a heading in one makes no anchor) nor in code."""
+    (docs / "ids.md").write_text(
+        "# Ids\n\n[a](#block) [b](#inline) [c](#commented) [d](#fenced) [e](#spanned) [f](#later)\n\n"
+        '<div id="block">\n<!-- <a id="commented"></a> -->\n</div>\n\nText <span id="inline"></span> and '
+        '`<a id="spanned">`.\n\n<!-- old\n<a name="later"></a>\n-->\n\n```html\n<div id="fenced"></div>\n```\n',
+        encoding="utf-8",
+    )
+    findings, _ = check_docs([docs / "ids.md"])
+    assert [f.message for f in findings] == [
+        f"link to #{a}: no such heading in this file" for a in ("commented", "fenced", "later", "spanned")
+    ]
+
+
 def test_unknown_rule_is_a_usage_error(docs: Path) -> None:
     result = _run(str(docs), "--ignore", "no-such-rule")
     assert result.exit_code == 2
