@@ -86,8 +86,12 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
 
 
 def matches(relpath: str, pattern: str) -> bool:
-    """True when a relative path matches a glob; a pattern without "/" matches the file name."""
-    target = relpath if "/" in pattern.rstrip("/") else relpath.rsplit("/", 1)[-1]
+    """True when a relative path matches a glob; a pattern without "/" matches the file name, and
+    one ending in "/" a folder and all below it (as in .gitignore: `drafts/` at any depth)."""
+    if pattern.endswith("/"):  # else `drafts/` matched no file name, and excluded nothing
+        folder = pattern.rstrip("/")
+        pattern = (folder if "/" in folder else "**/" + folder) + "/**"
+    target = relpath if "/" in pattern else relpath.rsplit("/", 1)[-1]
     return _glob_regex(pattern.lstrip("/")).match(target) is not None
 
 

@@ -60,9 +60,14 @@ def test_a_file_set_is_a_source_and_gets_its_prefix_beside_others(tmp_path: Path
         (("*.MD",), (), ["README.MD"]),
         (("?.md",), (), ["b/c.md", "z.md"]),  # no "/": the file name
         (("[ab]*",), (), ["a.markdown"]),
+        (("*.md",), ("drafts/",), ["b/a/deep.md", "b/c.md", "z.md"]),
+        (("*.md",), ("a/",), ["b/c.md", "drafts/wip.md", "z.md"]),
+        (("*.md",), ("/a/",), ["b/a/deep.md", "b/c.md", "drafts/wip.md", "z.md"]),
+        (("*.md",), ("b/a/",), ["b/c.md", "drafts/wip.md", "z.md"]),
     ],
     ids=["md-only", "exclude-folder", "folder-glob", "one-level", "exclude-name", "txt", "case-sensitive",
-         "question-mark", "bracket"],
+         "question-mark", "bracket", "folder-slash", "folder-slash-at-any-depth", "folder-slash-at-the-root",
+         "folder-slash-with-a-path"],
 )
 def test_include_exclude(tmp_path: Path, include: tuple[str, ...], exclude: tuple[str, ...],
                          expected: list[str]) -> None:
