@@ -167,8 +167,17 @@ def build(sources: tuple[str, ...], out: Path, include: tuple[str, ...], exclude
             bar.__enter__()
         bar.update(1)
 
+    received: list[int] = []
+
+    def interrupt(signum: int, frame: Any) -> None:
+        received.append(signum)
+        _interrupt(signum, frame)
+
     # SIGTERM (a cancelled CI job, `timeout`) unwinds like Ctrl-C, so the temp files go too.
-    old_term = signal.signal(signal.SIGTERM, _interrupt)
+    old_term = signal.signal(signal.SIGTERM, interrupt)
+    old_int = signal.getsignal(signal.SIGINT)
+    if old_int is signal.default_int_handler:
+        signal.signal(signal.SIGINT, interrupt)
     try:
         result = build_index(
             list(sources), out, include=include or DEFAULT_INCLUDE, exclude=exclude, on_error=on_error,
@@ -176,8 +185,16 @@ def build(sources: tuple[str, ...], out: Path, include: tuple[str, ...], exclude
             progress=progress if show_bar else None, previous=previous, allow_empty=allow_empty, force=force,
             github=GitHubOptions(api_url=api_url, max_wait=max_wait, progress=fetched if show_bar else None),
         )
+    except MdftsError:
+        # What a handler raises inside an SQLite function (the build's mdfts_ln) sqlite3 swallows,
+        # failing the statement instead: the build failed because it was interrupted.
+        if received:
+            raise _Signalled(received[0]) from None
+        raise
     finally:
         signal.signal(signal.SIGTERM, old_term)
+        if old_int is signal.default_int_handler:
+            signal.signal(signal.SIGINT, old_int)
         end_line()
         if bar is not None:
             bar.__exit__(None, None, None)

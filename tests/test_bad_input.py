@@ -501,6 +501,35 @@ def test_interrupted_build_leaves_nothing(docs: Path, built: Path, sig: signal.S
     assert_kept(built, before)
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signal_inside_an_sqlite_function_is_an_interrupt(docs: Path, built: Path, sig: signal.Signals,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A signal that arrives while SQLite runs the build's mdfts_ln(): sqlite3 turns what the
+    handler raises into 'user-defined function raised exception', which was exit 1 and that error."""
+    import mdfts.write
+
+    ln = mdfts.write._ln
+    sent: list[int] = []
+
+    def signalled_ln(x: float | None) -> float | None:
+        if not sent:
+            sent.append(sig)
+            os.kill(os.getpid(), sig)  # the handler runs here, inside the SQLite call
+        return ln(x)
+
+    monkeypatch.setattr(mdfts.write, "_ln", signalled_ln)
+    before = built.read_bytes()
+    (docs / "more.md").write_text("# More\n\nRoll back.\n")
+    # SIGINT as a terminal delivers it: a test run started in the background has it ignored
+    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        result = build(docs, built)
+    finally:
+        signal.signal(signal.SIGINT, old_int)
+    assert (sent, result.exit_code, result.stderr) == ([sig], 128 + sig, "\nInterrupted.\n")
+    assert_kept(built, before)
+
+
 @pytest.mark.integration
 def test_sigkill_mid_build_leaves_a_temp_the_next_build_removes(docs: Path, built: Path) -> None:
     before = built.read_bytes()
