@@ -20,7 +20,7 @@ from mdit_py_plugins.anchors.index import slugify
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 __all__ = ["Token", "parse_blocks", "stream_blocks", "heading_text", "plain_inline", "split_code_spans", "slugify",
-           "render_html", "raw_html"]
+           "render_html", "raw_html", "without_comments"]
 
 
 TOML_FRONT_MATTER = "+++"
@@ -543,7 +543,7 @@ def parse_links(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def _without_comments(html: str) -> str:
+def without_comments(html: str) -> str:
     """`html` less its comments; one never closed runs to the end."""
     parts, at = [], 0
     while (start := html.find("<!--", at)) >= 0:
@@ -564,7 +564,7 @@ def raw_html(text: str) -> list[str]:
     def keep(tokens: list[Token]) -> None:
         for tok in tokens:
             if tok.type == "html_block":
-                out.append(_without_comments(tok.content))
+                out.append(without_comments(tok.content))
             elif tok.type == "inline" and "<" in tok.content:
                 inlines.append(tok.content)
             elif tok.type == "tr_open":

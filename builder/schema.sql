@@ -47,7 +47,7 @@ create table sections (
     case when not is_last then id + 1 end
   ) virtual,
   body         text not null,          -- the section's markdown, heading line included; HTML comments
-                                       -- among its blocks left out, their line breaks kept
+                                       -- in its HTML blocks left out, their line breaks kept
   chars        integer generated always as (length(body)) virtual,
   heading_parts text not null,         -- CamelCase parts of the heading's words, '' when none
   -- JSON arrays of exact tokens, one column per kind, NULL when the section has none of that

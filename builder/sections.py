@@ -24,7 +24,16 @@ else:  # the same parser, before the standard library took it in
     import tomli as tomllib
 
 from mdfts.errors import SourceError
-from mdfts.parse import TOML_FRONT_MATTER, Token, heading_text, plain_inline, slugify, split_code_spans, stream_blocks
+from mdfts.parse import (
+    TOML_FRONT_MATTER,
+    Token,
+    heading_text,
+    plain_inline,
+    slugify,
+    split_code_spans,
+    stream_blocks,
+    without_comments,
+)
 from mdfts.tokens import ExactToken, keep_strongest, strongest_sources
 
 if TYPE_CHECKING:
@@ -373,8 +382,9 @@ class Splitter:
             if tok.type not in _LEAVES or not tok.map:
                 continue  # containers (a quote opening on a heading's line) own no text
             rest = ""
-            if tok.type == "html_block" and tok.content.lstrip(" ").startswith("<!--"):
-                rest = self._comment(tok.map[0], tok.map[1])
+            if tok.type == "html_block" and "<!--" in tok.content and not _RAW_TEXT.match(tok.content.lstrip(" ")):
+                self._cut_comments(tok.map[0], tok.map[1])
+                rest = without_comments(tok.content)  # the block as rendered (no container markers)
                 if not rest.strip():
                     if not self.open and self.lead_from is not None and self.lead_from >= tok.map[0]:
                         self._lead_after(tok.map[1])  # the lead text starts after it, if there is any
@@ -398,23 +408,17 @@ class Splitter:
                 if self.plain_text:
                     self.texts.append(" ".join(stripped.split()))
 
-    def _comment(self, first: int, end: int) -> str:
-        """An HTML block that opens with a comment (lines first..end-1): the comment, and each one
-        after it on the block's last line, is cut from the section's body (see _close); returns
-        what is left of the block after the first (rendered HTML)."""
-        block_end = self.offset(end)
-        at = self.text.find("<!--", self.offset(first), block_end)
-        rest: list[str] = []
-        while at >= 0:  # the first: the block starts with it (after the containers' markers)
-            close = self.text.find("-->", at + 2, block_end)  # at + 2: "<!-->" and "<!--->" are whole comments
-            stop = block_end if close < 0 else close + 3  # unclosed: the comment runs to the block's end
-            self.cuts.append((at, stop))
-            at = self.text.find("<!--", stop, block_end)
-            rest.append(self.text[stop : block_end if at < 0 else at])
-        return "".join(rest)
+    def _cut_comments(self, first: int, end: int) -> None:
+        """Cut each comment of an HTML block (lines first..end-1) from the section's body (see
+        _body), as parse.without_comments reads them."""
+        at, block_end = self.offset(first), self.offset(end)
+        while (start := self.text.find("<!--", at, block_end)) >= 0:
+            close = self.text.find("-->", start + 2, block_end)  # start + 2: "<!-->" and "<!--->" are whole
+            at = block_end if close < 0 else close + 3  # unclosed: the comment runs to the block's end
+            self.cuts.append((start, at))
 
     def _body(self, start: int, end: int) -> str:
-        """The text of lines start..end-1, each HTML comment among its blocks left out (its line
+        """The text of lines start..end-1, each HTML comment in its HTML blocks left out (its line
         breaks kept, so the body's lines stay the file's): a reader never sees one, and the words
         of a commented-out paragraph are not what a section says. Without the last line's break,
         as "\n".join(lines[start:end])."""
@@ -502,6 +506,9 @@ class Splitter:
 _FLUSH_RUNS = 64  # pending pieces a section holds before they become tokens
 _HOLD_CHARS = 1 << 20  # body text held back while the title is not yet known
 _LEAVES = frozenset({"inline", "tr_open", "fence", "code_block", "html_block"})
+# HTML blocks whose text is no markup (CommonMark's block type 1 but <pre>): a `<!--` in a script,
+# a style sheet or a text area is text, not a comment.
+_RAW_TEXT = re.compile(r"<(?:script|style|textarea)(?:[\s>]|$)", re.I)
 _NEWLINE = re.compile("\n")
 _NOT_BLANK = re.compile(r"[^ \t\n]")
 

@@ -397,7 +397,7 @@ def test_a_comment_continued_under_itself_stays_with_its_column(index_db: Path) 
     with sqlite3.connect(index_db) as db:
         (schema,) = db.execute("select sql from sqlite_master where name = 'sections'").fetchone()
     described = column_descriptions(schema)
-    assert described["body"].endswith("; HTML comments among its blocks left out, their line breaks kept")
+    assert described["body"].endswith("; HTML comments in its HTML blocks left out, their line breaks kept")
     assert "chars" not in described
 
 

@@ -284,6 +284,24 @@ def test_every_comment_of_a_comment_block_is_cut() -> None:
     assert t.tokens == ()
 
 
+@pytest.mark.parametrize(
+    ("block", "body", "tokens"),
+    [
+        ("<div>\n<!-- GLAZE_OVEN_URL -->\nShown\n</div>", "<div>\n\nShown\n</div>", set()),
+        ("> <div>\n> <!-- a\n> GLAZE_OVEN_URL --> KILN_MAX\n> </div>", "> <div>\n> \n KILN_MAX\n> </div>", {"KILN_MAX"}),
+        ("<script>\nvar GLAZE_OVEN_URL = '<!-- text -->';\n</script>",
+         "<script>\nvar GLAZE_OVEN_URL = '<!-- text -->';\n</script>", {"GLAZE_OVEN_URL"}),
+    ],
+    ids=["in-a-div", "in-a-quoted-div", "in-a-script-it-is-text"],
+)
+def test_a_comment_inside_an_html_block_is_cut(block: str, body: str, tokens: set[str]) -> None:
+    """A comment inside any HTML block is cut as one that opens it is; in a <script>, <style> or
+    <textarea> a `<!--` is the element's text, not a comment."""
+    (h,) = split_sections("t.md", "# H\n\n" + block + "\n").sections
+    assert h.body == "# H\n\n" + body
+    assert {t.token for t in h.tokens} == tokens
+
+
 def test_empty_file_has_no_sections() -> None:
     doc = split_sections("empty.md", "")
     assert (doc.sections, doc.lines, doc.title) == ((), 0, "empty")
