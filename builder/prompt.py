@@ -160,6 +160,9 @@ def _omitted_text(omitted: Sequence[str], more: int) -> str:
     return ", ".join([*omitted, *([f"{more} more"] if more else [])])
 
 
+_CLOSING_TAG = re.compile(r"</(documents?\b|document_content\b)", re.I)
+
+
 def _xml(p: Provenance, budget: int, used: int, tokenizer: str, blocks: list[Block], omitted: Sequence[str],
          more: int, brief: bool) -> str:
     attrs = [("index", p.index)]
@@ -174,8 +177,9 @@ def _xml(p: Provenance, budget: int, used: int, tokenizer: str, blocks: list[Blo
         out.append(f'<document index="{n}" ref={quoteattr(b.hit.ref)} role={quoteattr(role)}{rank}>')
         out.append(f"<source>{_esc(_source(b))}{' ' + _esc(b.hit.url) if b.hit.url else ''}</source>")
         out.append(f"<title>{_esc(b.hit.title)}</title>")
-        # The body goes in as written (exact tokens untouched); only a literal closing tag is defused.
-        body = b.body.replace("</document_content>", "<\\/document_content>")
+        # The body goes in as written (exact tokens untouched); only a closing tag of the block's
+        # own (</document_content>, </document>, </documents>, in any case) is defused.
+        body = _CLOSING_TAG.sub(r"<\\/\1", b.body)
         out.append(f"<document_content>\n{body}\n</document_content>")
         out.append("</document>")
     if omitted or more:
