@@ -176,8 +176,8 @@ class GitHubClient:
 
     every response's x-ratelimit-* headers are read; with `low_water` requests left or fewer, the
     next API request waits for the reset; a 429, or a 403 with retry-after, remaining 0 or a rate-limit
-    message, waits retry-after seconds, else until the reset, else 60 s doubling, at most 3 times; any
-    other 403 fails at once; 5xx and network errors retry after 1, 2, 4 s. Rate-limit waits add up to
+    message, waits retry-after seconds, else (remaining 0) until the reset, else 60 s doubling, at most
+    3 times; any other 403 fails at once; 5xx and network errors retry after 1, 2, 4 s. Rate-limit waits add up to
     at most `max_wait` seconds (0: fail at once) over the client's life. The token goes to the API
     host only, never along a redirect.
     """
@@ -279,7 +279,10 @@ class GitHubClient:
         after = (headers.get("retry-after") or "").strip()
         if after.isdigit():
             return float(after)
-        if headers.get("x-ratelimit-reset", "").strip().isdigit():
+        # The reset is the primary window's: a secondary limit comes with requests left and a reset
+        # up to an hour away, and GitHub asks for a back-off of a minute or more instead.
+        if (headers.get("x-ratelimit-remaining") or "").strip() == "0" and \
+                (headers.get("x-ratelimit-reset") or "").strip().isdigit():
             return self._until_reset()
         return FIRST_BACKOFF * 2.0**retries
 

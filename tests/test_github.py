@@ -316,6 +316,18 @@ def test_four_429s_give_up_after_three_retries(github: FakeGitHub, clock: Clock)
     assert (clock.sleeps, len(github.seen)) == ([60.0, 120.0, 240.0], 4)
 
 
+def test_a_secondary_limit_with_requests_left_backs_off_rather_than_waiting_for_the_reset(
+        github: FakeGitHub, clock: Clock) -> None:
+    """A secondary limit comes with the primary window's headers (requests left, a reset up to an
+    hour away): waiting for that reset turned a minute's back-off into an hour, or a --max-wait error."""
+    window = {"x-ratelimit-remaining": "4990", "x-ratelimit-limit": "5000",
+              "x-ratelimit-reset": str(int(FAKE_NOW) + 3000)}
+    github.script = [Canned("any", 403, window, b'{"message": "You have exceeded a secondary rate limit."}'),
+                     Canned("any", 429, window)]
+    _client(github, clock).get("repos/acme/handbook/commits/main", accept="application/vnd.github.sha").close()
+    assert (clock.sleeps, len(github.seen)) == ([60.0, 120.0], 3)
+
+
 def test_a_rate_limit_message_alone_marks_a_403(github: FakeGitHub, clock: Clock) -> None:
     github.script = [_limited(403)]
     _client(github, clock).get("repos/acme/handbook/commits/main", accept="application/vnd.github.sha").close()
