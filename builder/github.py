@@ -510,10 +510,20 @@ def _write_atomic(path: Path, data: bytes) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def _digest(files: Mapping[str, bytes]) -> str:
+    """One hash over the names and bytes of a snapshot's files."""
+    h = hashlib.sha256()
+    for rel, data in sorted(files.items()):
+        h.update(b"%s\0%d\0" % (rel.encode(), len(data)))
+        h.update(data)
+    return h.hexdigest()
+
+
 @dataclass(slots=True)
 class Cache:
     """root/github/OWNER/REPO/refs.json: ref → ETag and commit; COMMIT-KEY.tar: the chosen files of
-    a commit (KEY: PATH and globs). A commit's files never change, so entries are never stale."""
+    a commit (KEY: PATH and globs) and their digest. A commit's files never change, so entries are
+    never stale; one whose files do not match its digest is a miss."""
 
     root: Path
 
@@ -549,15 +559,17 @@ class Cache:
                     extracted = tar.extractfile(member) if member.isreg() and not _unsafe(member.name) else None
                     if extracted is not None:
                         files[member.name] = extracted.read()
-        except (OSError, tarfile.TarError, ValueError):
+            # A tar cut short at a member's end reads as a whole one with fewer files: the digest tells.
+            if meta.get("commit") != commit or meta.get("digest") != _digest(files):
+                return None
+            return Snapshot(commit, int(meta.get("commit_time", 0)), files, str(meta.get("folder", source.path)))
+        except (OSError, tarfile.TarError, ValueError, TypeError, AttributeError):
             return None
-        if meta.get("commit") != commit:
-            return None
-        return Snapshot(commit, int(meta.get("commit_time", 0)), files, str(meta.get("folder", source.path)))
 
     def store(self, source: GitHubSource, key: str, snap: Snapshot) -> None:
         buffer = io.BytesIO()
-        header = {"mdfts": json.dumps({"commit": snap.commit, "commit_time": snap.commit_time, "folder": snap.folder})}
+        header = {"mdfts": json.dumps({"commit": snap.commit, "commit_time": snap.commit_time, "folder": snap.folder,
+                                       "digest": _digest(snap.files)})}
         with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT, pax_headers=header) as tar:
             for rel, data in sorted(snap.files.items()):
                 info = tarfile.TarInfo(rel)

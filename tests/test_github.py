@@ -212,6 +212,33 @@ def test_gh_token_is_used_when_github_token_is_unset(github: FakeGitHub, clock: 
     assert [s.auth for s in github.seen] == ["Bearer gh-cli-token", "Bearer gh-cli-token", None]
 
 
+@pytest.mark.parametrize("damage", ["cut-after-a-file", "cut-inside-a-file", "byte-flipped", "empty"])
+def test_a_damaged_cache_entry_is_downloaded_again(github: FakeGitHub, clock: Clock, tmp_path: Path,
+                                                   damage: str) -> None:
+    """A cached tar cut short at a member's end read as a whole one: the build silently lost files."""
+    full = tmp_path / "full.db"
+    build_index(["github:acme/handbook:docs"], full, github=_options(github, clock))
+    [cached] = (tmp_path / "cache").rglob("*.tar")
+    data = cached.read_bytes()
+    with tarfile.open(cached) as tar:
+        members = tar.getmembers()
+    if damage == "cut-after-a-file":
+        data = data[:members[2].offset]
+    elif damage == "cut-inside-a-file":
+        data = data[:members[1].offset_data + 3]
+    elif damage == "byte-flipped":
+        at = members[1].offset_data
+        data = data[:at] + bytes([data[at] ^ 1]) + data[at + 1:]
+    else:
+        data = b""
+    cached.write_bytes(data)
+    github.seen.clear()
+    again = tmp_path / "again.db"
+    build_index(["github:acme/handbook:docs"], again, github=_options(github, clock))
+    assert [s.path.split("/")[4] if s.api else "download" for s in github.seen] == ["commits", "tarball", "download"]
+    assert again.read_bytes() == full.read_bytes()
+
+
 def test_a_commit_ref_needs_no_resolution_and_a_moved_ref_downloads_again(
         github: FakeGitHub, clock: Clock, clone: Path, tmp_path: Path) -> None:
     sha = git(clone, "rev-parse", "HEAD")
