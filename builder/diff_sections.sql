@@ -1,4 +1,5 @@
--- diff_sections: sections added, removed or changed (body differs), keyed by path and anchor.
+-- diff_sections: sections added, removed or changed (body differs), keyed by path and anchor (and
+-- whether it is the lead text, whose anchor is '' as a heading's of only punctuation is).
 -- params:  none; `old` and `new` are attached databases
 -- returns: status, path, anchor, heading, level, old_start, old_end, new_start, new_end;
 --          by path, then line (new, else old), then anchor
@@ -16,15 +17,15 @@ n as (
 select * from (
 select 'added' as status, n.path, n.anchor, n.heading, n.level,
        null as old_start, null as old_end, n.start_line as new_start, n.end_line as new_end
-from n left join o on o.path = n.path and o.anchor = n.anchor
+from n left join o on o.path = n.path and o.anchor = n.anchor and (o.level = 0) = (n.level = 0)
 where o.path is null
 union all
 select 'removed', o.path, o.anchor, o.heading, o.level, o.start_line, o.end_line, null, null
-from o left join n on n.path = o.path and n.anchor = o.anchor
+from o left join n on n.path = o.path and n.anchor = o.anchor and (n.level = 0) = (o.level = 0)
 where n.path is null
 union all
 select 'changed', n.path, n.anchor, n.heading, n.level, o.start_line, o.end_line, n.start_line, n.end_line
-from n join o on o.path = n.path and o.anchor = n.anchor
+from n join o on o.path = n.path and o.anchor = n.anchor and (o.level = 0) = (n.level = 0)
 where o.body <> n.body
 )
 order by path, coalesce(new_start, old_start), anchor, status;

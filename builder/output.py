@@ -243,8 +243,9 @@ def _section_lines(s: SectionChange) -> str:
     return f"lines {_range(s['new_lines'] or s['old_lines'])}"
 
 
-def _ref(path: str, anchor: str) -> str:
-    return f"{path}#{anchor}" if anchor else f"{path} (lead text)"
+def _ref(s: SectionChange) -> str:
+    # A heading of punctuation alone (`# !!!`) has the lead text's empty anchor: the level tells them apart.
+    return f"{s['path']}#{s['anchor']}" if s["level"] else f"{s['path']} (lead text)"
 
 
 def _places(t: TokenChange, show: Callable[[str], str] = str) -> str:
@@ -282,9 +283,9 @@ def diff_text(diff: Diff) -> str:
     changed = _changed_paths(diff)
     sections = [s for s in diff["sections"] if s["path"] in changed]
     if sections:
-        width = max(len(_ref(s["path"], s["anchor"])) for s in sections)
+        width = max(len(_ref(s)) for s in sections)
         out += ["", "sections"]
-        out += [f"  {_SIGN[s['status']]} {_ref(s['path'], s['anchor']).ljust(width)}  {_section_lines(s)}"
+        out += [f"  {_SIGN[s['status']]} {_ref(s).ljust(width)}  {_section_lines(s)}"
                 for s in sections]
     if diff["tokens"]:
         width = min(40, max(len(f"{t['token']} ({t['kind']})") for t in diff["tokens"]))
@@ -347,7 +348,7 @@ def diff_markdown(diff: Diff) -> str:
     if sections:
         out += [f"<details><summary>Sections of changed documents ({len(sections)})</summary>", ""]
         out += ["| | Section | Heading | Lines |", "|---|---|---|---|"]
-        out += _capped([f"| {_MD_STATUS[s['status']]} | {_code(_ref(s['path'], s['anchor']))} | "
+        out += _capped([f"| {_MD_STATUS[s['status']]} | {_code(_ref(s))} | "
                         f"{_md_text(s['heading']) or '(lead text)'} | {_section_lines(s).removeprefix('lines ')} |"
                         for s in sections], len(sections), "sections")
         out += ["", "</details>", ""]

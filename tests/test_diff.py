@@ -157,3 +157,21 @@ def test_markdown_places_stay_inside_their_cell(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["diff", str(old), str(new), "--format", "markdown"])
     assert result.exit_code == 0, result.output
     assert "| added | `NEW_VAR` | env_var | `a\\|b.md:1`, ``c`d.md:1`` | new to the index |\n" in result.stdout
+
+
+def test_a_heading_with_an_empty_anchor_is_not_the_lead_text(tmp_path: Path) -> None:
+    """`# !!!` has GitHub's empty anchor, as the lead text does: matched on path and anchor alone, each
+    was compared with both, and two changed sections came out as four, two of them "moved"."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    old, new = tmp_path / "old.db", tmp_path / "new.db"
+    (docs / "a.md").write_text("Lead `LEAD_A`.\n\n# !!!\n\nBang `BANG_A`.\n", encoding="utf-8")
+    build_index([docs], old)
+    (docs / "a.md").write_text("Lead `LEAD_B`.\n\n# !!!\n\nBang `BANG_B`.\n", encoding="utf-8")
+    build_index([docs], new)
+    d = diff_indexes(old, new)
+    assert [(x["status"], x["anchor"], x["level"], x["old_lines"], x["new_lines"]) for x in d["sections"]] == [
+        ("changed", "", 0, [1, 2], [1, 2]), ("changed", "", 1, [3, 5], [3, 5])]
+    assert d["summary"]["sections"] == {"added": 0, "removed": 0, "changed": 2}
+    result = CliRunner().invoke(cli, ["diff", str(old), str(new)])
+    assert result.stdout.split("\n\n")[2] == "sections\n  ~ a.md (lead text)  lines 1-2\n  ~ a.md#             lines 3-5"
