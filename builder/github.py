@@ -77,7 +77,8 @@ def parse_source(text: str) -> GitHubSource:
     if not m:
         raise MdftsError(f"{text!r}: not a GitHub source; write github:OWNER/REPO[@REF][:PATH]")
     ref = m["ref"]
-    if ref is not None and (not ref or ".." in ref or any(c in ref for c in " ~^?*[\\") or ref.endswith("/")):
+    if ref is not None and (not ref or ".." in ref or "@{" in ref or ref.endswith("/")
+                            or any(c in " ~^?*[\\\x7f" or c < " " for c in ref)):  # as git check-ref-format
         raise MdftsError(f"{text!r}: {ref!r} is not a valid git ref")
     parts = [p for p in (m["path"] or "").split("/") if p not in ("", ".")]
     if ".." in parts:

@@ -116,6 +116,11 @@ def test_parse_source(text: str, parsed: GitHubSource) -> None:
         ("github:acme/hand book", "not a GitHub source"),
         ("github:acme/handbook@", "is not a valid git ref"),
         ("github:acme/handbook@a..b", "is not a valid git ref"),
+        # git refuses control characters and "@{"; a newline split the error over two lines.
+        ("github:acme/handbook@ma\nin", r"'ma\\nin' is not a valid git ref"),
+        ("github:acme/handbook@ma\tin:docs", "is not a valid git ref"),
+        ("github:acme/handbook@ma\x7fin", "is not a valid git ref"),
+        ("github:acme/handbook@main@{1}", "is not a valid git ref"),
         ("github:acme/handbook:docs/../..", "may not contain '..'"),
     ],
 )
