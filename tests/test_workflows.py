@@ -352,3 +352,12 @@ def test_github_sources_are_read_with_the_job_token(workspace: Path, tmp_path: P
                           capture_output=True, text=True, check=True)
     meta = json.loads(done.stdout)["meta"]
     assert (meta["source"], str(meta["documents"])) == ("github:example/docs, local", "4")
+
+
+def test_a_name_starting_with_a_dash_is_a_file_not_an_option(workspace: Path) -> None:
+    """`sha256sum -docs-….db` read the file name as options and failed the step."""
+    run = _action(workspace, name="-docs", version="1")
+
+    assert run.run() is None
+
+    assert (workspace / "dist" / "SHA256SUMS").read_text() == f"{run.outputs['build']['sha256']}  -docs-1.db\n"
