@@ -361,3 +361,14 @@ def test_a_name_starting_with_a_dash_is_a_file_not_an_option(workspace: Path) ->
     assert run.run() is None
 
     assert (workspace / "dist" / "SHA256SUMS").read_text() == f"{run.outputs['build']['sha256']}  -docs-1.db\n"
+
+
+def test_a_blank_docs_path_is_an_annotated_error(workspace: Path) -> None:
+    """It failed on bash's "sources[0]: unbound variable" instead."""
+    run = _action(workspace, **{"docs-path": " \n\n"})
+
+    failed = run.run()
+
+    assert failed is not None
+    assert failed.stdout.strip() == "::error::docs-path names no source: give folders or github: sources, one a line"
+    assert not (workspace / "dist").exists()
