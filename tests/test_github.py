@@ -469,6 +469,13 @@ def test_hostile_archive_keeps_only_regular_files_inside(github: FakeGitHub, clo
     ]
 
 
+def test_max_wait_nan_is_a_usage_error(tmp_path: Path) -> None:
+    # nan passes FloatRange(0) (no comparison with it is true) and would make every wait fit.
+    result = run_cli(["build", "github:acme/handbook", "-o", tmp_path / "a.db", "--max-wait", "nan"])
+    assert result.exit_code == 2 and not (tmp_path / "a.db").exists()
+    assert "Invalid value for '--max-wait': nan is not a number of seconds" in result.stderr
+
+
 def test_archive_names_are_read_as_a_checkout_names_them(github: FakeGitHub, clock: Clock, clone: Path,
                                                           tmp_path: Path) -> None:
     """`docs//a.md` and `docs/./b.md` are docs/a.md and docs/b.md; a name the archive holds twice
