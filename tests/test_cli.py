@@ -36,7 +36,7 @@ def test_build_then_info(tmp_path: Path) -> None:
     out = tmp_path / "dist" / "docs.db"
     result = run_cli(["build", FIXTURE_DOCS, "-o", out])
     assert result.exit_code == 0 and result.stdout == ""
-    assert re.fullmatch(rf"{re.escape(str(out))}: \d+ documents, \d+ sections, \d+ exact tokens, [\d,]+ bytes in "
+    assert re.fullmatch(rf"{re.escape(str(out))}: \d+ documents, \d+ sections, [\d,]+ exact tokens, [\d,]+ bytes in "
                         r"\d+\.\d\ds\n", result.stderr)
     info = json.loads(run_cli(["info", out, "--json"]).stdout)
     assert (info["schema_version"], info["compatible"], info["meta"]["source"]) == (SCHEMA_VERSION, True, "docs")

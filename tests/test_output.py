@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from mdfts.build import build_index
 from mdfts.cli import cli
-from mdfts.output import inert
+from mdfts.output import build_summary, inert
 
 OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x07"  # sets the clipboard to `rm -rf ~`
 HOSTILE = (
@@ -101,3 +101,12 @@ def test_diff_markdown_escapes_html_links_and_mentions(tmp_path: Path) -> None:
     assert "@user" not in headings and "@org" not in headings and "@\u200buser" in headings
     assert "://" not in headings  # GitHub autolinks bare URLs
     assert all(line.count("`") in (0, 2, 4, 6) for line in md.splitlines())  # tokens stay in code spans
+
+
+def test_the_build_summary_counts_in_words() -> None:
+    # One file is "1 document", not "1 documents"; thousands are grouped as bytes are.
+    base = {"output": "a.db", "bytes": 1036288, "seconds": 0.5, "skipped": [], "reused": 0}
+    assert build_summary({**base, "documents": 1, "sections": 1, "tokens": 4453}) == (
+        "a.db: 1 document, 1 section, 4,453 exact tokens, 1,036,288 bytes in 0.50s")
+    assert build_summary({**base, "documents": 2, "sections": 0, "tokens": 1}).startswith(
+        "a.db: 2 documents, 0 sections, 1 exact token, ")
