@@ -38,6 +38,14 @@ PATHOLOGICAL: dict[str, Callable[[int], str]] = {
     "10 MB single line": lambda n: " ".join(f"w{i} `c{i}` [l{i}](u) *e{i}*" for i in range(400_000))[: 10 * 2**20],
 }
 
+# Inputs for `mdfts check`, which reads more of a file than the build does: id= anchors in its
+# raw HTML, and every link.
+CHECK_PATHOLOGICAL: dict[str, Callable[[int], str]] = {
+    "HTML block of unclosed `<`": lambda n: "<div " + "<" * n,
+    "HTML block of `<a id=x `": lambda n: "<div " + "<a id=x " * (n // 8),
+}
+
+
 def memory(corpora: Sequence[Path], factors: Sequence[int], work: Path) -> list[str]:
     rows = ["| corpus | markdown | largest file | sections | peak RSS | build time | index |",
             "|---|---:|---:|---:|---:|---:|---:|"]
@@ -73,6 +81,22 @@ def pathological(size: int) -> list[str]:
         started = time.perf_counter()
         split_sections("x.md", text)
         rows.append(f"| {name} | {len(text):,} | {time.perf_counter() - started:.2f} s |")
+    return rows
+
+
+def check_pathological(size: int, work: Path) -> list[str]:
+    """`mdfts check` of one file of each CHECK_PATHOLOGICAL case."""
+    from mdfts.check import check_docs
+
+    rows = [f"| input (~{size:,} characters) | characters | check_docs |", "|---|---:|---:|"]
+    for i, (name, make) in enumerate(CHECK_PATHOLOGICAL.items()):
+        text = make(size)
+        one = work / f"check{i}.md"
+        one.write_text(text, encoding="utf-8")
+        started = time.perf_counter()
+        check_docs([one])
+        rows.append(f"| {name} | {len(text):,} | {time.perf_counter() - started:.2f} s |")
+        one.unlink()
     return rows
 
 
@@ -245,6 +269,8 @@ def main(corpora: tuple[Path, ...], times: str, size: int, extra: tuple[Path, ..
         click.echo("\n".join(memory(corpora or (Path("sample/docs"),), factors, work)))
         click.echo("\n## Pathological markdown\n")
         click.echo("\n".join(pathological(size)))
+        click.echo("\n## Pathological markdown for `mdfts check`\n")
+        click.echo("\n".join(check_pathological(size, work)))
         click.echo("\n## Query cost (on the largest index above)\n")
         biggest = max(work.glob("x*.db"), key=lambda p: p.stat().st_size)
         click.echo("\n".join(queries(biggest)))
