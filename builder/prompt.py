@@ -265,9 +265,14 @@ def _has_text(hit: Hit) -> bool:
     return any(line.strip() for line in hit.body.strip("\n").split("\n")[_heading_lines(hit):])
 
 
-def _can_cut(hit: Hit, lines: int) -> bool:
-    """A cut must keep the heading and at least one non-blank line after it."""
-    return any(line.strip() for line in hit.body.split("\n")[_heading_lines(hit):lines])
+def _shortest_cut(hit: Hit, n_lines: int) -> int:
+    """The fewest lines, from 2 and below `n_lines`, a cut of `hit` may keep: its heading and at
+    least one non-blank line after it; `n_lines` when no cut can. One pass over the body (a test
+    of each number of lines split the body once a line: quadratic in the blank lines after the
+    heading)."""
+    lines = hit.body.split("\n")
+    first = next((i for i in range(_heading_lines(hit), n_lines - 1) if lines[i].strip()), None)
+    return n_lines if first is None else max(2, first + 1)
 
 
 def build_context(
@@ -318,7 +323,7 @@ def build_context(
                 taken = block
             elif allow_cut:
                 n_lines = len(block.hit.body.rstrip("\n").split("\n"))
-                lo = next((k for k in range(2, n_lines) if _can_cut(block.hit, k)), n_lines)
+                lo = _shortest_cut(block.hit, n_lines)
                 hi = n_lines - 1  # the largest number of lines that fits wins
                 while lo <= hi:
                     mid = (lo + hi) // 2
