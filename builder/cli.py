@@ -62,7 +62,7 @@ class QueriesFile(click.File):
         return super().convert(value, param, ctx)
 
 
-def _a_number(value: float, param: click.Parameter, ctx: click.Context) -> float:
+def _a_number(ctx: click.Context, param: click.Parameter, value: float) -> float:
     """A FloatRange value that is a number: `nan` passes every bound (no comparison is true)."""
     if value != value:
         raise click.BadParameter("nan is not a number of seconds", ctx, param)
@@ -125,7 +125,7 @@ def cli() -> None:
 @click.option("--api-url", metavar="URL", envvar="GITHUB_API_URL",
               help="GitHub API for github: sources [env GITHUB_API_URL; default https://api.github.com].")
 @click.option("--max-wait", metavar="SECONDS", type=click.FloatRange(0), default=900, show_default=True,
-              callback=lambda ctx, param, value: _a_number(value, param, ctx),
+              callback=_a_number,
               help="Longest total wait for GitHub's rate limits; 0 fails at once.")
 @click.option("--force", is_flag=True,
               help="Replace the output even when it is not an mdfts index (never a file in a source folder).")
