@@ -293,6 +293,24 @@ def test_no_release_unless_wanted(workspace: Path, event: str, ref: str, release
     assert (run.outputs["release"], run.gh_calls()) == ({"tag": ""}, [])
 
 
+def test_release_on_given_one_a_line_is_read_as_a_list(workspace: Path) -> None:
+    run = _action(workspace, event="push", ref="refs/heads/main", **{"release-on": "tags\nmain\n"})
+
+    assert run.run() is None
+
+    assert run.outputs["release"]["tag"].startswith("docs-index-")
+
+
+def test_an_unknown_release_on_word_is_an_annotated_error(workspace: Path) -> None:
+    # `tag` for `tags` would otherwise never release, and say nothing.
+    run = _action(workspace, event="push", ref="refs/tags/v1", **{"release-on": "tag"})
+
+    failed = run.run()
+
+    assert failed is not None and "::error::release-on: 'tag' is none of tags, main, never" in failed.stdout
+    assert run.gh_calls() == []
+
+
 def test_two_clones_give_the_same_checksum(workspace: Path, tmp_path: Path) -> None:
     other = tmp_path / "elsewhere" / "clone"
     git(tmp_path, "clone", "-q", str(workspace), str(other))
