@@ -63,7 +63,8 @@ class GitHubSource:
         return "/".join(p for p in (f"{self.owner}/{self.repo}{at}", self.path) if p)
 
     def __str__(self) -> str:
-        return self.name + (f"@{self.ref}" if self.ref else "") + (f":{self.path}" if self.path else "")
+        """The source as written, for messages: a line break in its path (git allows one) escaped."""
+        return self.name + (f"@{self.ref}" if self.ref else "") + (f":{display(self.path)}" if self.path else "")
 
 
 def is_github(text: str) -> bool:

@@ -469,6 +469,15 @@ def test_hostile_archive_keeps_only_regular_files_inside(github: FakeGitHub, clo
     ]
 
 
+def test_a_line_break_in_a_github_path_is_named_on_one_line(github: FakeGitHub, clock: Clock, clone: Path,
+                                                             tmp_path: Path) -> None:
+    sha = git(clone, "rev-parse", "HEAD")
+    github.archives[sha] = _tar([("acme-handbook-0000000/docs/ok.md", b"# Fine\n", tarfile.REGTYPE)])
+    with pytest.raises(MdftsError) as err:
+        build_index([f"github:acme/handbook@{sha}:no\nsuch"], tmp_path / "a.db", github=_options(github, clock))
+    assert "\n" not in str(err.value) and "no\\nsuch" in str(err.value)
+
+
 def test_max_wait_nan_is_a_usage_error(tmp_path: Path) -> None:
     # nan passes FloatRange(0) (no comparison with it is true) and would make every wait fit.
     result = run_cli(["build", "github:acme/handbook", "-o", tmp_path / "a.db", "--max-wait", "nan"])
