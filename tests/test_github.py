@@ -469,13 +469,15 @@ def test_hostile_archive_keeps_only_regular_files_inside(github: FakeGitHub, clo
     ]
 
 
-def test_a_line_break_in_a_github_path_is_named_on_one_line(github: FakeGitHub, clock: Clock, clone: Path,
-                                                             tmp_path: Path) -> None:
+def test_a_control_character_in_a_github_path_is_escaped_in_messages(github: FakeGitHub, clock: Clock,
+                                                                      clone: Path, tmp_path: Path) -> None:
+    # git allows any byte but NUL in a path; an escape sequence (or a line break after a `\r`) in
+    # a message is the terminal's to act on. (A line break itself is no GitHub source.)
     sha = git(clone, "rev-parse", "HEAD")
     github.archives[sha] = _tar([("acme-handbook-0000000/docs/ok.md", b"# Fine\n", tarfile.REGTYPE)])
     with pytest.raises(MdftsError) as err:
-        build_index([f"github:acme/handbook@{sha}:no\nsuch"], tmp_path / "a.db", github=_options(github, clock))
-    assert "\n" not in str(err.value) and "no\\nsuch" in str(err.value)
+        build_index([f"github:acme/handbook@{sha}:no\x1b[2Jsuch"], tmp_path / "a.db", github=_options(github, clock))
+    assert "\x1b" not in str(err.value) and "no\\x1b[2Jsuch" in str(err.value)
 
 
 def test_max_wait_nan_is_a_usage_error(tmp_path: Path) -> None:
