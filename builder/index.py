@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import sys
 from pathlib import Path
 
 from mdfts.artifact import (
@@ -25,6 +26,12 @@ if TYPE_CHECKING:
     from mdfts.prompt import Context, Format
     from mdfts.records import DocumentEntry, Hit, Outline, OutlineEntry, SectionPage
 
+# Read-only and immutable, an index may be read from any thread (a server answers from a pool of
+# them) where the SQLite library serializes the calls on one connection, as its default build does
+# (threadsafety 3; Python 3.10 reports 1 whatever the build).
+_SHARED = sqlite3.threadsafety == 3 or sys.version_info < (3, 11)
+
+
 def connect(path: Path | str, check: bool = True) -> sqlite3.Connection:
     """A read-only, immutable connection (no -journal, -wal or -shm file is ever created) to an
     mdfts index this mdfts reads; with `check` False, to any SQLite file. The caller closes it."""
@@ -35,7 +42,7 @@ def connect(path: Path | str, check: bool = True) -> sqlite3.Connection:
         raise MdftsError(f"{name}: {why}")
     uri = path.resolve().as_uri() + "?mode=ro&immutable=1"
     try:
-        db = sqlite3.connect(uri, uri=True)
+        db = sqlite3.connect(uri, uri=True, check_same_thread=not _SHARED)
     except sqlite3.DatabaseError as err:
         raise IndexVersionError(f"{name}: not an SQLite database ({err})") from None
     try:

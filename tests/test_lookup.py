@@ -260,3 +260,17 @@ def test_a_limit_below_one_gives_no_hits(ix: mdfts.Index, limit: int) -> None:
     assert ix.token("E1027", kind="error_code", limit=limit) == []
     assert [b for b in ix.context("payments rollback", limit=limit).blocks if b.role == "match"] == []
     assert mdfts.rrf_merge({"a": ix.search("payments rollback")}, limit) == []
+
+
+def test_threads_share_one_open_index(ix: mdfts.Index) -> None:
+    # A server opens its index once and answers from a pool of threads: the connection is
+    # read-only and immutable, so any thread may read it (sqlite3 refused, and the refusal was
+    # reported as "not an mdfts index").
+    from concurrent.futures import ThreadPoolExecutor
+
+    queries = ["payments rollback", "PAYMENTS_DB_URL", "E1027", "ledger"] * 4
+    with mdfts.open_index(ix.path) as fresh, ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda q: [h.id for h in fresh.search(q)], queries))
+        shown = list(pool.map(lambda q: fresh.show(REF).id, queries))
+    assert got == [[h.id for h in ix.search(q)] for q in queries] and any(got)
+    assert shown == [ix.show(REF).id] * len(queries)
