@@ -94,6 +94,7 @@ class Index:
             self.close()
             raise IndexVersionError(f"{display(str(self.path))}: not an mdfts index ({err})") from None
         self._queries: dict[str, StoredQuery] | None = None
+        self._closed = False
 
     def __enter__(self) -> Index:
         return self
@@ -106,6 +107,7 @@ class Index:
         """Close the connection, unless it came from from_connection() (its owner closes it)."""
         if self._owns:
             self.conn.close()
+            self._closed = True
 
     def __repr__(self) -> str:
         return f"<Index {str(self.path)!r}>"
@@ -113,6 +115,8 @@ class Index:
     @property
     def queries(self) -> dict[str, StoredQuery]:
         """The queries stored in the index, by name (read once)."""
+        if self._closed:  # every lookup comes here first; sqlite3's error read as a broken index
+            raise MdftsError(f"{display(str(self.path))}: this index is closed")
         if self._queries is None:
             try:
                 self._queries = read_stored_queries(self.conn)

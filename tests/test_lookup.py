@@ -274,3 +274,21 @@ def test_threads_share_one_open_index(ix: mdfts.Index) -> None:
         shown = list(pool.map(lambda q: fresh.show(REF).id, queries))
     assert got == [[h.id for h in ix.search(q)] for q in queries] and any(got)
     assert shown == [ix.show(REF).id] * len(queries)
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["fresh", "queries-read"])
+def test_a_closed_index_says_so(fixture_db: Path, warm: bool) -> None:
+    # It said "not an mdfts index (Cannot operate on a closed database.)", or a failed query.
+    ix = mdfts.open_index(fixture_db)
+    with ix:
+        if warm:
+            assert ix.search("payments")
+        with ix:  # re-entered: the inner exit closes it, as for a file
+            pass
+    ix.close()  # a second close does nothing
+    calls = [lambda: ix.search("payments"), lambda: ix.show(REF), lambda: ix.token("E1027"), lambda: ix.outline(),
+             lambda: ix.context("payments"), lambda: ix.section_page(1), lambda: ix.run("documents"),
+             lambda: ix.info(), lambda: mdfts.search(ix, "payments")]
+    for call in calls:
+        with pytest.raises(mdfts.MdftsError, match=r"^\S*fixtures\.db: this index is closed$"):
+            call()
