@@ -275,6 +275,7 @@ def section_page(ix: Index, section_id: int, max_children: int = MAX_CHILDREN) -
     if not rows:
         return None
     row = rows[0]
+    max_children = max(max_children, 0)  # SQLite reads a negative LIMIT as none at all
     ancestors: list[SectionLink] = []
     up = row["parent_id"]
     while up is not None and len(ancestors) < MAX_DEPTH:

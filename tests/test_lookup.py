@@ -292,3 +292,16 @@ def test_a_closed_index_says_so(fixture_db: Path, warm: bool) -> None:
     for call in calls:
         with pytest.raises(mdfts.MdftsError, match=r"^\S*fixtures\.db: this index is closed$"):
             call()
+
+
+@pytest.mark.parametrize("max_children", [0, -1, -3])
+def test_a_section_page_below_one_child_lists_none(ix: mdfts.Index, max_children: int) -> None:
+    # max_children + 1 went to SQL's LIMIT: -3 read every child (a negative LIMIT is none) and
+    # kept all but the last three; a leaf said it had more children.
+    top = ix.show("services/payments.md#payments")
+    leaf = ix.show(REF)
+    assert isinstance(top, mdfts.Hit) and isinstance(leaf, mdfts.Hit)
+    page = ix.section_page(top.id, max_children=max_children)
+    assert page is not None and (page.children, page.more_children) == ((), True)
+    page = ix.section_page(leaf.id, max_children=max_children)
+    assert page is not None and (page.children, page.more_children) == ((), False)
