@@ -42,7 +42,7 @@ class FrozenRecord:
         return hash(self._key())
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{f}={getattr(self, f)!r}" for f in self.__slots__)
+        fields = ", ".join(f"{f}={_brief(getattr(self, f))}" for f in self.__slots__)
         return f"{self.__class__.__qualname__}({fields})"
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -59,3 +59,13 @@ class FrozenRecord:
         make: Any = self.__class__
         copy: _R = make(**{f: getattr(self, f) for f in self.__slots__} | changes)
         return copy
+
+
+_REPR_CHARS = 200  # of a text field in repr: a section's body can be megabytes
+
+
+def _brief(value: object) -> str:
+    """repr of a field, a long text cut to its start and its length."""
+    if isinstance(value, str) and len(value) > _REPR_CHARS:
+        return f"{value[:_REPR_CHARS]!r}... ({len(value):,} characters)"
+    return repr(value)

@@ -61,3 +61,18 @@ def test_records_pickle_and_copy() -> None:
         assert pickle.loads(pickle.dumps(record)) == record
         assert copy.copy(record) == record and copy.deepcopy(record) == record
     assert pickle.loads(pickle.dumps(_hit(explain={"x": 1}))).explain == {"x": 1}
+
+
+def test_repr_cuts_long_text() -> None:
+    # A section's body can be megabytes: repr (a traceback, a log line, the REPL) printed it all,
+    # in the Hit, in a SectionPage holding it, and in a Context holding the Hit of a cut match.
+    from mdfts.prompt import Block, Context
+
+    body = "# A\n" + "x" * 3_000_000
+    hit = _hit(body=body)
+    page = SectionPage(hit, len(body), (), None, None, None, (), False, ())
+    ctx = Context("<documents/>", "xml", 100, 3, "bytes/4", (Block(hit, "match", 1, cut_lines=2),), ())
+    for made in (hit, page, ctx):
+        assert len(repr(made)) < 1000
+    assert f"body={body[:200]!r}... (3,000,004 characters)" in repr(hit)
+    assert f"body={'x' * 200!r}, score=" in repr(_hit(body="x" * 200))  # short text whole
