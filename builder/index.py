@@ -247,9 +247,12 @@ def _info(path: Path, db: sqlite3.Connection, meta: dict[str, str], queries: lis
 
     app_id = db.execute("pragma application_id").fetchone()[0]
     version = db.execute("pragma user_version").fetchone()[0]
+    # The size of the file the connection reads, not of the path: a rebuild may have replaced it
+    # since (os.replace), or someone deleted it, while an open Index still reads the old one.
+    pages = db.execute("pragma page_count").fetchone()[0]
     return {
         "path": str(path),
-        "bytes": path.stat().st_size,
+        "bytes": pages * db.execute("pragma page_size").fetchone()[0],
         "application_id": app_id,
         "schema_version": version,
         "readable_schema_version": SCHEMA_VERSION,

@@ -305,3 +305,22 @@ def test_a_section_page_below_one_child_lists_none(ix: mdfts.Index, max_children
     assert page is not None and (page.children, page.more_children) == ((), True)
     page = ix.section_page(leaf.id, max_children=max_children)
     assert page is not None and (page.children, page.more_children) == ((), False)
+
+
+@pytest.mark.parametrize("change", ["rebuilt", "deleted"])
+def test_info_describes_the_file_it_has_open(fixture_db: Path, tmp_path: Path, change: str) -> None:
+    # info() took `bytes` from the path: the size of another file after a rebuild replaced it,
+    # a FileNotFoundError once it was deleted, while every lookup still read the open file.
+    db = tmp_path / "docs.db"
+    db.write_bytes(fixture_db.read_bytes())
+    with mdfts.open_index(db) as ix:
+        before = ix.info()
+        assert before["bytes"] == db.stat().st_size
+        if change == "rebuilt":
+            (tmp_path / "other").mkdir()
+            (tmp_path / "other" / "a.md").write_text("# A\n\none line\n")
+            build_index([tmp_path / "other"], db)
+            assert db.stat().st_size != before["bytes"]
+        else:
+            db.unlink()
+        assert ix.info() == before and ix.search("payments rollback")
