@@ -7,7 +7,8 @@ TYPE_CHECKING = False  # typing costs ~2 ms to import; mypy reads this name as T
 __all__ = [
     "open_index", "Index", "build_index", "BuildResult",
     "search", "show", "neighbors", "token", "outline", "context", "rrf_merge",
-    "Hit", "Outline", "OutlineEntry", "DocumentEntry", "Context", "RefError",
+    "Hit", "Outline", "OutlineEntry", "DocumentEntry", "SectionPage", "SectionLink", "TokenEntry", "Context",
+    "RefError",
     "split_sections", "Document", "Section", "ExactToken",
     "MdftsError", "SourceError", "IndexVersionError", "QueryError",
     "__version__",
@@ -32,6 +33,9 @@ _LAZY = {
     "Outline": "mdfts.records",
     "OutlineEntry": "mdfts.records",
     "DocumentEntry": "mdfts.records",
+    "SectionPage": "mdfts.records",
+    "SectionLink": "mdfts.records",
+    "TokenEntry": "mdfts.records",
     "Context": "mdfts.prompt",
     "RefError": "mdfts.refs",
     "split_sections": "mdfts.sections",
@@ -52,7 +56,7 @@ if TYPE_CHECKING:
     from mdfts.index import Index, open_index
     from mdfts.lookup import context, neighbors, outline, rrf_merge, search, show, token
     from mdfts.prompt import Context
-    from mdfts.records import DocumentEntry, Hit, Outline, OutlineEntry
+    from mdfts.records import DocumentEntry, Hit, Outline, OutlineEntry, SectionLink, SectionPage, TokenEntry
     from mdfts.refs import RefError
     from mdfts.sections import Document, Section, split_sections
     from mdfts.tokens import ExactToken

@@ -51,6 +51,9 @@ def _calls(db: Path, tmp: Path) -> dict[str, Callable[[], Any]]:
         "Outline": lambda: mdfts.Outline("a.md", "A", ()).to_dict(),
         "OutlineEntry": lambda: mdfts.OutlineEntry(1, "a.md#a", "a.md", 1, "A", "a", 1, 2, 3, 1).to_dict(),
         "DocumentEntry": lambda: mdfts.DocumentEntry(1, "a.md", "A", 3, 1).to_dict(),
+        "SectionPage": lambda: _section_page(db),
+        "SectionLink": lambda: (mdfts.SectionLink(3, "Rollback").heading, mdfts.SectionLink(3, "R") == mdfts.SectionLink(3, "R")),
+        "TokenEntry": lambda: mdfts.TokenEntry("PAYMENTS_DB_URL", "env_var").kind,
         "Context": lambda: mdfts.context(db, "payments", max_tokens=300).used,
         "RefError": lambda: isinstance(mdfts.RefError("x"), mdfts.MdftsError),
         "split_sections": lambda: [s.heading for s in mdfts.split_sections("a.md", "# A\n\ntext\n## B\n").sections],
@@ -65,6 +68,13 @@ def _calls(db: Path, tmp: Path) -> dict[str, Callable[[], Any]]:
     }
 
 
+def _section_page(db: Path) -> Any:
+    with mdfts.open_index(db) as ix:
+        page = ix.section_page(ix.show(REF).id)
+        assert isinstance(page, mdfts.SectionPage)
+        return (page.section.id, [link.heading for link in page.ancestors], [t.kind for t in page.tokens])
+
+
 def _closed_after(ix: Any) -> Any:
     try:
         return ix.meta["schema_version"]
@@ -75,6 +85,11 @@ def _closed_after(ix: Any) -> Any:
 def test_all_lists_the_public_api() -> None:
     assert {"open_index", "Index", "build_index", "search", "MdftsError", "Section", "Document",
             "__version__"} <= set(mdfts.__all__)
+    # What Index.section_page returns is importable from the package, as every other record is.
+    from mdfts import records
+
+    assert (mdfts.SectionPage, mdfts.SectionLink, mdfts.TokenEntry) == (
+        records.SectionPage, records.SectionLink, records.TokenEntry)
     assert len(set(mdfts.__all__)) == len(mdfts.__all__)
 
 
