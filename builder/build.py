@@ -264,7 +264,9 @@ def _fileset_meta(sources: Sequence[Path | FileSet]) -> dict[str, str]:
 
 # The modules and files whose code decides what rows a file becomes: a change to any of them
 # (a parser fix that kept the version string) makes an older index's rows another parser's.
-_ROW_SOURCES = ("discover.py", "parse.py", "sections.py", "tokens.py", "words.py", "write.py", "schema.sql")
+# build.py is one: _document() runs parse, split and tokens on a file's text.
+_ROW_SOURCES = ("build.py", "discover.py", "parse.py", "sections.py", "tokens.py", "words.py", "write.py",
+                "schema.sql")
 
 
 @functools.lru_cache(maxsize=1)

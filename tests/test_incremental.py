@@ -259,6 +259,38 @@ def test_an_older_parsers_index_is_not_reused(docs: Path, old_db: Path, tmp_path
     assert _sha(tmp_path / "inc.db") == _sha(tmp_path / "full.db")
 
 
+class _EditedPackage:
+    """importlib.resources.files("mdfts") with one file's source edited, as a fix would."""
+
+    def __init__(self, package: Any, edited: str) -> None:
+        self.package, self.edited = package, edited
+
+    def joinpath(self, name: str) -> Any:
+        source = self.package.joinpath(name)
+        if name != self.edited:
+            return source
+        edited = source.read_bytes() + b"\n# a fix that kept the version string\n"
+        return type("EditedFile", (), {"read_bytes": lambda self: edited})()
+
+
+@pytest.mark.parametrize("module", ["build.py", "discover.py", "parse.py", "sections.py", "tokens.py", "write.py"])
+def test_a_fix_to_a_module_that_makes_rows_changes_the_fingerprint(monkeypatch: pytest.MonkeyPatch,
+                                                                   module: str) -> None:
+    # build.py's _document runs parse, split and tokens on a file's text: a fix there kept the
+    # fingerprint, and --previous copied the rows the older code had made.
+    import importlib.resources
+
+    mdfts.build.build_fingerprint.cache_clear()
+    before = mdfts.build.build_fingerprint()
+    package = importlib.resources.files("mdfts")
+    monkeypatch.setattr(importlib.resources, "files", lambda _name: _EditedPackage(package, module))
+    mdfts.build.build_fingerprint.cache_clear()
+    try:
+        assert mdfts.build.build_fingerprint() != before
+    finally:
+        mdfts.build.build_fingerprint.cache_clear()
+
+
 def test_a_wal_beside_the_previous_index_is_neither_read_nor_checkpointed(docs: Path, old_db: Path,
                                                                           tmp_path: Path) -> None:
     # The old file was attached read-write: a -wal beside it was read, then checkpointed into it.
