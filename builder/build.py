@@ -13,6 +13,7 @@ import json
 import os
 import sqlite3
 import stat
+import sys
 import time
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
@@ -269,17 +270,25 @@ _ROW_SOURCES = ("build.py", "discover.py", "parse.py", "sections.py", "tokens.py
                 "schema.sql")
 
 
+def _runtime() -> str:
+    """The Python a build's rows depend on: its str methods and regular expressions read its
+    Unicode tables (a new minor version updates them), and it brings tomllib."""
+    import unicodedata
+
+    return f"python {sys.version_info[0]}.{sys.version_info[1]} unicode {unicodedata.unidata_version}"
+
+
 @functools.lru_cache(maxsize=1)
 def build_fingerprint() -> str:
-    """What an index's rows depend on, hashed: schema, mdfts, the parsers' versions and the source
-    of the modules that turn files into rows. Stored as mdfts_meta.build_fingerprint; `--previous`
-    reuses rows only from an index with the same one."""
+    """What an index's rows depend on, hashed: schema, mdfts, Python's and the parsers' versions and
+    the source of the modules that turn files into rows. Stored as mdfts_meta.build_fingerprint;
+    `--previous` reuses rows only from an index with the same one."""
     import hashlib
     from importlib import metadata
     from importlib.resources import files
 
-    h = hashlib.sha256(f"schema {SCHEMA_VERSION}\nmdfts {_version()}\n".encode())
-    for dist in ("markdown-it-py", "mdit-py-plugins", "PyYAML"):
+    h = hashlib.sha256(f"schema {SCHEMA_VERSION}\nmdfts {_version()}\n{_runtime()}\n".encode())
+    for dist in ("markdown-it-py", "mdit-py-plugins", "PyYAML", "tomli"):
         try:
             h.update(f"{dist} {metadata.version(dist)}\n".encode())
         except metadata.PackageNotFoundError:

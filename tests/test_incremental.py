@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import sqlite3
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -284,6 +285,20 @@ def test_a_fix_to_a_module_that_makes_rows_changes_the_fingerprint(monkeypatch: 
     before = mdfts.build.build_fingerprint()
     package = importlib.resources.files("mdfts")
     monkeypatch.setattr(importlib.resources, "files", lambda _name: _EditedPackage(package, module))
+    mdfts.build.build_fingerprint.cache_clear()
+    try:
+        assert mdfts.build.build_fingerprint() != before
+    finally:
+        mdfts.build.build_fingerprint.cache_clear()
+
+
+def test_another_python_changes_the_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Rows read Python's Unicode tables (str methods, re) and its tomllib: an index built by
+    # another minor version is not reused, though mdfts and its parsers are the same.
+    mdfts.build.build_fingerprint.cache_clear()
+    before = mdfts.build.build_fingerprint()
+    assert mdfts.build._runtime().startswith(f"python {sys.version_info[0]}.{sys.version_info[1]} unicode ")
+    monkeypatch.setattr(mdfts.build, "_runtime", lambda: "python 3.99 unicode 99.0.0")
     mdfts.build.build_fingerprint.cache_clear()
     try:
         assert mdfts.build.build_fingerprint() != before
