@@ -362,7 +362,8 @@ def build_context(
             break
     if picked is None:
         floor = counter(text_of([], [], most, True, budget))
-        raise MdftsError(f"a budget of {budget} tokens cannot hold even an empty context block "
+        tokens = "token" if budget == 1 else "tokens"
+        raise MdftsError(f"a budget of {budget} {tokens} cannot hold even an empty context block "
                          f"({floor} tokens by {counter.name}); give a larger budget")
     chosen, omitted, brief = picked
     # List as many omitted refs as the room left allows (in order: matches, then relatives); count

@@ -172,6 +172,8 @@ def test_another_tokenizer_is_named_and_honoured(ix: mdfts.Index) -> None:
 def test_a_budget_too_small_for_the_frame_is_an_error(ix: mdfts.Index) -> None:
     with pytest.raises(MdftsError, match="cannot hold even an empty context block"):
         ix.context("rollback", max_tokens=5)
+    with pytest.raises(MdftsError, match="^a budget of 1 token cannot hold"):
+        ix.context("rollback", max_tokens=1)
 
 
 @pytest.mark.parametrize("tag", ["</document_content>", "</DOCUMENT_CONTENT >", "</document>", "</Documents>"])
