@@ -86,7 +86,7 @@ def scores(rows: Sequence[tuple[int | None, bool, int | None]]) -> Scores:
         n=n,
         hit1=sum(r == 1 for r in ranks) / n,
         hit3=sum(r is not None and r <= 3 for r in ranks) / n,
-        mrr10=sum(1 / r for r in ranks if r) / n,
+        mrr10=sum(1 / r for r in ranks if r and r <= 10) / n,  # with -k past 10 a rank can be 11 or more
         filehit1=sum(f for _, f, _ in rows) / n,
         median_chars1=statistics.median(sizes) if sizes else 0,
     )

@@ -301,6 +301,17 @@ def test_eval(fixture_db: Path, tmp_path: Path) -> None:
     assert re.fullmatch(r"Error: Hit@1 0\.\d{3} is below --min-hit1 0\.99\n", gate.stderr)
 
 
+def test_eval_mrr10_counts_the_top_ten_only(sample_db: Path, tmp_path: Path) -> None:
+    """With -k past 10, a gold hit at rank 12 is in the per-query rank but not in MRR@10."""
+    twelfth = json.loads(run_cli(["search", sample_db, "payments", "-k", "20", "--json"]).stdout)[11]
+    qfile = _write_queries(tmp_path / "q.jsonl", [
+        {"id": "1", "q": "payments", "gold": [{"path": twelfth["path"], "line": twelfth["start_line"]}]},
+    ])
+    data = json.loads(run_cli(["eval", sample_db, qfile, "-k", "20", "--json"]).stdout)
+    assert data["per_query"][0]["rank"] == 12
+    assert (data["kinds"]["all"]["hit3"], data["kinds"]["all"]["mrr10"]) == (0.0, 0.0)
+
+
 def test_eval_bad_line(fixture_db: Path, tmp_path: Path) -> None:
     qfile = tmp_path / "bad.jsonl"
     qfile.write_text('{"q": "x", "gold": []}\nnot json\n', encoding="utf-8")
