@@ -42,7 +42,10 @@ def load_queries(path: Path) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            try:
+                obj = json.loads(line)
+            except RecursionError:  # json.loads recurses once a bracket: "[[[[..." ran out of stack
+                raise ValueError("nested too deeply") from None
             if not isinstance(obj, dict):
                 raise ValueError("not a JSON object")
             if not isinstance(obj.get("q"), str) or not isinstance(obj.get("gold"), list):

@@ -336,8 +336,9 @@ def test_eval_lines_end_at_newline_only(fixture_db: Path, tmp_path: Path) -> Non
         (b'{"q": "x", "gold": []}\n{"q": "caf\xe9", "gold": []}\n', "bad.jsonl:2: not valid UTF-8"),
         (b'[1, 2]\n', "bad.jsonl:1: not a labelled query (not a JSON object)"),
         (b'{"q": "x", "gold": ["a.md"]}\n', "bad.jsonl:1: not a labelled query (each gold entry needs 'path' and an integer 'line')"),
+        (b'{"q": "x", "gold": []}\n' + b"[" * 100_000 + b"\n", "bad.jsonl:2: not a labelled query (nested too deeply)"),
     ],
-    ids=["latin-1", "array", "gold-string"],
+    ids=["latin-1", "array", "gold-string", "deep"],
 )
 def test_eval_bad_file_is_one_line(fixture_db: Path, tmp_path: Path, content: bytes, error: str) -> None:
     (tmp_path / "bad.jsonl").write_bytes(content)
