@@ -65,7 +65,8 @@ class QueriesFile(click.File):
 def _a_number(ctx: click.Context, param: click.Parameter, value: float) -> float:
     """A FloatRange value that is a number: `nan` passes every bound (no comparison is true)."""
     if value != value:
-        raise click.BadParameter("nan is not a number of seconds", ctx, param)
+        unit = " of seconds" if param.metavar == "SECONDS" else ""
+        raise click.BadParameter(f"nan is not a number{unit}", ctx, param)
     return value
 
 
@@ -549,7 +550,8 @@ def serve(dbs: tuple[Path, ...], host: str, port: int, allow_sql: bool, allow_do
 @db_argument
 @click.argument("queries_file", metavar="QUERIES.jsonl", type=click.Path(path_type=Path, dir_okay=False))
 @limit_option(10, 100, "Results per query to score.")
-@click.option("--min-hit1", type=click.FloatRange(0, 1), help="Exit 1 when overall Hit@1 is below this.")
+@click.option("--min-hit1", type=click.FloatRange(0, 1), callback=_a_number,
+              help="Exit 1 when overall Hit@1 is below this.")
 @json_option("the metrics (and every query's rank) as JSON")
 def eval_(db: Path, queries_file: Path, k: int, min_hit1: float | None, as_json: bool) -> None:
     """Score retrieval on labelled queries: Hit@1, Hit@3, MRR@10, FileHit@1, per kind.

@@ -312,6 +312,19 @@ def test_eval_mrr10_counts_the_top_ten_only(sample_db: Path, tmp_path: Path) -> 
     assert (data["kinds"]["all"]["hit3"], data["kinds"]["all"]["mrr10"]) == (0.0, 0.0)
 
 
+def test_eval_min_hit1_bounds(fixture_db: Path, tmp_path: Path) -> None:
+    """Hit@1 equal to --min-hit1 passes; nan, which passes every range check, is bad usage."""
+    qfile = _write_queries(tmp_path / "q.jsonl", [
+        {"id": "1", "q": "E1027", "gold": [{"path": "services/payments.md", "line": 21}]},
+        {"id": "2", "q": "zzzqqqxxx", "gold": [{"path": "nesting.md", "line": 1}]},
+    ])
+    assert run_cli(["eval", fixture_db, qfile, "--min-hit1", "0.5"]).exit_code == 0
+    assert run_cli(["eval", fixture_db, qfile, "--min-hit1", "0.51"]).exit_code == 1
+    result = run_cli(["eval", fixture_db, qfile, "--min-hit1", "nan"])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.endswith("Error: Invalid value for '--min-hit1': nan is not a number\n")
+
+
 def test_eval_bad_line(fixture_db: Path, tmp_path: Path) -> None:
     qfile = tmp_path / "bad.jsonl"
     qfile.write_text('{"q": "x", "gold": []}\nnot json\n', encoding="utf-8")
