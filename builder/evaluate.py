@@ -51,8 +51,11 @@ def load_queries(path: Path) -> list[dict[str, Any]]:
             if not isinstance(obj.get("q"), str) or not isinstance(obj.get("gold"), list):
                 raise ValueError("needs a string 'q' and a list 'gold'")
             for g in obj["gold"]:
-                if not (isinstance(g, dict) and isinstance(g.get("path"), str) and isinstance(g.get("line"), int)):
-                    raise ValueError("each gold entry needs 'path' and an integer 'line'")
+                gold_line = g.get("line") if isinstance(g, dict) else None
+                # true is an int to Python; a line 0 or below is in no section, so it could never count
+                if not (isinstance(g, dict) and isinstance(g.get("path"), str) and type(gold_line) is int
+                        and gold_line >= 1):
+                    raise ValueError("each gold entry needs 'path' and an integer 'line', 1 or more")
         except ValueError as err:
             raise MdftsError(f"{path}:{n}: not a labelled query ({err})") from None
         out.append(obj)

@@ -343,15 +343,22 @@ def test_eval_lines_end_at_newline_only(fixture_db: Path, tmp_path: Path) -> Non
     assert json.loads(result.stdout)["kinds"]["all"]["n"] == 1
 
 
+_GOLD_NEEDS = "each gold entry needs 'path' and an integer 'line', 1 or more"
+
+
 @pytest.mark.parametrize(
     ("content", "error"),
     [
         (b'{"q": "x", "gold": []}\n{"q": "caf\xe9", "gold": []}\n', "bad.jsonl:2: not valid UTF-8"),
         (b'[1, 2]\n', "bad.jsonl:1: not a labelled query (not a JSON object)"),
-        (b'{"q": "x", "gold": ["a.md"]}\n', "bad.jsonl:1: not a labelled query (each gold entry needs 'path' and an integer 'line')"),
+        (b'{"q": "x", "gold": ["a.md"]}\n', f"bad.jsonl:1: not a labelled query ({_GOLD_NEEDS})"),
+        # json.loads gives bool, a subclass of int, for true; no section holds a line 0
+        (b'{"q": "x", "gold": [{"path": "a.md", "line": true}]}\n',
+         f"bad.jsonl:1: not a labelled query ({_GOLD_NEEDS})"),
+        (b'{"q": "x", "gold": [{"path": "a.md", "line": 0}]}\n', f"bad.jsonl:1: not a labelled query ({_GOLD_NEEDS})"),
         (b'{"q": "x", "gold": []}\n' + b"[" * 100_000 + b"\n", "bad.jsonl:2: not a labelled query (nested too deeply)"),
     ],
-    ids=["latin-1", "array", "gold-string", "deep"],
+    ids=["latin-1", "array", "gold-string", "line-true", "line-0", "deep"],
 )
 def test_eval_bad_file_is_one_line(fixture_db: Path, tmp_path: Path, content: bytes, error: str) -> None:
     (tmp_path / "bad.jsonl").write_bytes(content)
