@@ -61,10 +61,13 @@ def score_table(name: str, report: dict[str, Any]) -> str:
 def _score(shared: Path, eval_python: str, mdfts_cmd: str, name: str, corpus: Path,
            queries: Path) -> dict[str, Any]:
     """run_eval.py's per-system report for one set."""
-    proc = subprocess.run(
-        [eval_python, str(shared / "eval" / "run_eval.py"), str(corpus), str(queries),
-         "--systems", ",".join(SYSTEMS), "--mdfts-cmd", mdfts_cmd, "--json"],
-        capture_output=True, text=True, encoding="utf-8")
+    try:
+        proc = subprocess.run(
+            [eval_python, str(shared / "eval" / "run_eval.py"), str(corpus), str(queries),
+             "--systems", ",".join(SYSTEMS), "--mdfts-cmd", mdfts_cmd, "--json"],
+            capture_output=True, text=True, encoding="utf-8")
+    except OSError as err:  # no such file, or not executable: a traceback once
+        raise click.ClickException(f"{eval_python}: cannot run ({err.strerror}); set --eval-python") from None
     if proc.returncode:
         raise click.ClickException(f"{name}: run_eval.py exited {proc.returncode}: {proc.stderr[-1500:]}")
     report: dict[str, Any] = json.loads(proc.stdout)["systems"]

@@ -283,6 +283,35 @@ def test_dev_sets_pairs_each_query_file_with_its_corpus(tmp_path: Path) -> None:
     assert [name for name, _, _ in dev_sets(shared)] == ["dev"]
 
 
+def _fake_shared(tmp_path: Path, mdfts_hit1: float) -> Path:
+    """A shared folder with one dev set and a run_eval.py that prints a fixed report."""
+    shared = tmp_path / "shared"
+    (shared / "corpora" / "alpha").mkdir(parents=True)
+    (shared / "devset").mkdir()
+    (shared / "devset" / "alpha.queries.jsonl").write_text("", encoding="utf-8")
+    (shared / "eval").mkdir()
+    report = {"systems": {s: {"kinds": {"all": {"n": 1, "hit1": h, "mrr10": h, "med_chars1": 1}}}
+                          for s, h in (("mdfts", mdfts_hit1), ("fts5naive", 0.5), ("bm25s", 0.5))}}
+    (shared / "eval" / "run_eval.py").write_text(f"print({json.dumps(report)!r})\n", encoding="utf-8")
+    return shared
+
+
+def test_devsets_exit_1_below_a_baseline_and_name_a_missing_eval_python(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from bench.devsets import main as devsets_main
+
+    ok = CliRunner().invoke(devsets_main, [str(_fake_shared(tmp_path / "a", 0.5))])
+    assert ok.exit_code == 0 and ok.output.endswith("at or above fts5naive and bm25s overall on all 1 dev sets\n")
+    low = CliRunner().invoke(devsets_main, [str(_fake_shared(tmp_path / "b", 0.25))])
+    assert (low.exit_code, low.stderr) == (
+        1, "Error: mdfts is below a baseline overall on: alpha (below fts5naive, bm25s)\n")
+    nope = tmp_path / "nope" / "python"
+    gone = CliRunner().invoke(devsets_main, [str(_fake_shared(tmp_path / "c", 0.5)), "--eval-python", str(nope)])
+    assert (gone.exit_code, gone.stderr) == (
+        1, f"Error: {nope}: cannot run (No such file or directory); set --eval-python\n")
+
+
 def test_signals_rescoring_ranks_like_the_sql_ties_by_id_and_refits() -> None:
     import numpy as np
 
