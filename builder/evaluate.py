@@ -34,7 +34,8 @@ def load_queries(path: Path) -> list[dict[str, Any]]:
     except OSError as err:
         raise MdftsError(f"{path}: cannot read: {err.strerror or err}") from None
     try:
-        lines = data.decode("utf-8").split("\n")  # not splitlines(): JSON strings may hold U+2028
+        # not splitlines(): JSON strings may hold U+2028; a BOM is dropped, as discover drops the docs'
+        lines = data.decode("utf-8").removeprefix("\ufeff").split("\n")
     except UnicodeDecodeError as err:
         at = data.count(b"\n", 0, err.start) + 1
         raise MdftsError(f"{path}:{at}: not valid UTF-8") from None

@@ -343,6 +343,15 @@ def test_eval_lines_end_at_newline_only(fixture_db: Path, tmp_path: Path) -> Non
     assert json.loads(result.stdout)["kinds"]["all"]["n"] == 1
 
 
+def test_eval_reads_a_file_with_a_bom(fixture_db: Path, tmp_path: Path) -> None:
+    """Editors on Windows start a UTF-8 file with a BOM; the docs may have one, so may the queries."""
+    qfile = tmp_path / "q.jsonl"
+    qfile.write_bytes(b'\xef\xbb\xbf{"q": "E1027", "gold": [{"path": "services/payments.md", "line": 21}]}\r\n')
+    result = run_cli(["eval", fixture_db, qfile, "--json"])
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert json.loads(result.stdout)["per_query"][0]["q"] == "E1027"
+
+
 _GOLD_NEEDS = "each gold entry needs 'path' and an integer 'line', 1 or more"
 
 
