@@ -39,6 +39,7 @@ def load_queries(path: Path) -> list[dict[str, Any]]:
     except UnicodeDecodeError as err:
         at = data.count(b"\n", 0, err.start) + 1
         raise MdftsError(f"{path}:{at}: not valid UTF-8") from None
+    seen: dict[str, int] = {}  # id (as JSON) -> its line: a copied line would count its query twice
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -57,6 +58,11 @@ def load_queries(path: Path) -> list[dict[str, Any]]:
                 if not (isinstance(g, dict) and isinstance(g.get("path"), str) and type(gold_line) is int
                         and gold_line >= 1):
                     raise ValueError("each gold entry needs 'path' and an integer 'line', 1 or more")
+            if "id" in obj:
+                key = json.dumps(obj["id"], sort_keys=True)
+                if key in seen:
+                    raise ValueError(f"id {key} is on line {seen[key]} too")
+                seen[key] = n
         except ValueError as err:
             raise MdftsError(f"{path}:{n}: not a labelled query ({err})") from None
         out.append(obj)

@@ -366,8 +366,10 @@ _GOLD_NEEDS = "each gold entry needs 'path' and an integer 'line', 1 or more"
          f"bad.jsonl:1: not a labelled query ({_GOLD_NEEDS})"),
         (b'{"q": "x", "gold": [{"path": "a.md", "line": 0}]}\n', f"bad.jsonl:1: not a labelled query ({_GOLD_NEEDS})"),
         (b'{"q": "x", "gold": []}\n' + b"[" * 100_000 + b"\n", "bad.jsonl:2: not a labelled query (nested too deeply)"),
+        (b'{"id": "a", "q": "x", "gold": []}\n\n{"id": "a", "q": "y", "gold": []}\n',
+         "bad.jsonl:3: not a labelled query (id \"a\" is on line 1 too)"),
     ],
-    ids=["latin-1", "array", "gold-string", "line-true", "line-0", "deep"],
+    ids=["latin-1", "array", "gold-string", "line-true", "line-0", "deep", "duplicate-id"],
 )
 def test_eval_bad_file_is_one_line(fixture_db: Path, tmp_path: Path, content: bytes, error: str) -> None:
     (tmp_path / "bad.jsonl").write_bytes(content)
