@@ -568,6 +568,9 @@ def eval_(db: Path, queries_file: Path, k: int, min_hit1: float | None, as_json:
 
     result = evaluate(db, queries_file, k=k)
     click.echo(output.to_json(result) if as_json else output.eval_text(result))
-    hit1 = result["kinds"]["all"]["hit1"]
+    overall = result["kinds"]["all"]
+    hit1 = overall["hit1"]
     if min_hit1 is not None and hit1 < min_hit1:
-        raise ThresholdError(f"Hit@1 {hit1:.3f} is below --min-hit1 {min_hit1}")
+        # the counts too: rounded, 399 of 499 would read "0.800 is below 0.8"
+        raise ThresholdError(f"Hit@1 {hit1:.3f} ({round(hit1 * overall['n'])} of {overall['n']}) "
+                             f"is below --min-hit1 {min_hit1}")

@@ -298,7 +298,7 @@ def test_eval(fixture_db: Path, tmp_path: Path) -> None:
     assert text.splitlines()[0].split() == ["kind", "n", "hit1", "hit3", "mrr10", "filehit1", "median_chars1"]
     gate = run_cli(["eval", fixture_db, qfile, "--min-hit1", "0.99"])
     assert gate.exit_code == 1
-    assert re.fullmatch(r"Error: Hit@1 0\.\d{3} is below --min-hit1 0\.99\n", gate.stderr)
+    assert re.fullmatch(r"Error: Hit@1 0\.\d{3} \([0-3] of 3\) is below --min-hit1 0\.99\n", gate.stderr)
 
 
 def test_eval_mrr10_counts_the_top_ten_only(sample_db: Path, tmp_path: Path) -> None:

@@ -233,7 +233,7 @@ def test_eval_below_threshold_fails_the_action(workspace: Path) -> None:
 
     failed = run.run()
 
-    assert failed is not None and "Error: Hit@1 0.000 is below --min-hit1 0.5" in failed.stderr
+    assert failed is not None and "Error: Hit@1 0.000 (0 of 1) is below --min-hit1 0.5" in failed.stderr
     assert "release" not in run.outputs
 
 
