@@ -206,6 +206,31 @@ def test_plugin_serves_its_css_to_index_pages_only(site: InProcessDatasette) -> 
     assert '/-/mdfts.css"' in site.get(f"/{DB_NAME}/sections")[1]
 
 
+class _Py310Connection:
+    """sqlite3.Connection as Python 3.10 has it: no setlimit() (added in 3.11)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+        return self._conn.execute(sql, *args)
+
+
+def test_plugin_opens_indexes_where_sqlite3_cannot_set_limits(index_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mdfts.browse import MIN_VALUE_BYTES
+    from mdfts.datasette_plugin import prepare_connection
+
+    conn = sqlite3.connect(f"file:{index_db}?mode=ro", uri=True)
+    try:
+        prepare_connection(conn, DB_NAME, None)  # 3.11+: the length limit is set
+        assert conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH) == MIN_VALUE_BYTES
+        # 3.10 has neither the method nor the constant: Datasette still opens the index.
+        monkeypatch.delattr(sqlite3, "SQLITE_LIMIT_LENGTH")
+        prepare_connection(_Py310Connection(conn), DB_NAME, None)  # type: ignore[arg-type]
+    finally:
+        conn.close()
+
+
 # --- one real server ----------------------------------------------------------------------
 
 @pytest.mark.integration

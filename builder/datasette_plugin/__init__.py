@@ -52,7 +52,8 @@ def prepare_connection(conn: sqlite3.Connection, database: str, datasette: Any) 
         largest = conn.execute("select coalesce(max(bytes), 0) from documents").fetchone()[0]
     except sqlite3.DatabaseError:
         return
-    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, value_limit(int(largest)))
+    if hasattr(conn, "setlimit"):  # Python 3.11+: 3.10's sqlite3 cannot set a limit
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, value_limit(int(largest)))
 
 
 @hookimpl
