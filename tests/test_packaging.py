@@ -7,6 +7,7 @@ import shutil
 import site
 import subprocess
 import sys
+import tarfile
 import venv
 import zipfile
 from pathlib import Path
@@ -82,3 +83,23 @@ def test_wheel_install_finds_the_queries(wheel: Path, tmp_path: Path) -> None:
     files = shown.split("\nFiles:\n", 1)[1].split()
     assert "mdfts/__init__.py" in files and "mdfts/sql/search.sql" in files
     assert [f for f in files if "bench" in f or "stress" in f] == []
+
+
+def test_sdist_holds_the_package_and_no_tests(tmp_path: Path) -> None:
+    """The sdist builds the same wheel (every module, SQL file, template and stylesheet) and leaves
+    out tests/ and bench/; setuptools adds tests/test*.py by default, without conftest.py or fixtures."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md", "MANIFEST.in"):
+        if (REPO / name).exists():
+            shutil.copy2(REPO / name, src / name)
+    for folder in ("builder", "queries", "bench", "tests"):
+        shutil.copytree(REPO / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    _run(sys.executable, "-m", "build", "--sdist", "-o", str(tmp_path / "dist"), str(src), cwd=src)
+    [sdist] = (tmp_path / "dist").glob("mdfts-*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+    package = {p.relative_to(REPO).as_posix() for folder in ("builder", "queries")
+               for p in (REPO / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    assert package <= names
+    assert [n for n in names if n.split("/", 1)[0] in ("tests", "bench")] == []
