@@ -22,13 +22,24 @@ from mdfts.lookup import has_documents_under, rrf_merge
 from mdfts.prompt import ByteCounter
 from mdfts.records import Hit, Outline
 
+
+def _installed_mcp() -> str:
+    """`(mcp 1.30.0 is installed)`, or "" when none is."""
+    from importlib import metadata
+
+    try:
+        return f" (mcp {metadata.version('mcp')} is installed)"
+    except metadata.PackageNotFoundError:
+        return ""
+
+
 try:
     from mcp.server import MCPServer
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
     from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
     from mcp.types import CallToolResult, TextContent, ToolAnnotations
-except ImportError as err:  # pragma: no cover - the CLI checks first and says what to install
-    raise MdftsError("the MCP server needs the mcp package; pip install 'mdfts[mcp]'") from err
+except ImportError as err:  # no mcp (the CLI checks that first), or a 1.x without the 2.x API
+    raise MdftsError(f"the MCP server needs mcp 2.3 or later{_installed_mcp()}; pip install 'mdfts[mcp]'") from err
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 MIN_TOKENS = 100

@@ -22,6 +22,7 @@ from mcp import Client, MCPError, StdioServerParameters  # noqa: E402
 
 import mdfts  # noqa: E402
 from mdfts.build import build_index  # noqa: E402
+from mdfts.errors import MdftsError  # noqa: E402
 from mdfts.mcp_server import Caps, build_server, close_server  # noqa: E402
 
 from conftest import FIXTURE_DOCS, SAMPLE_DOCS  # noqa: E402
@@ -309,3 +310,20 @@ def test_instructions_give_the_build_date_and_info_a_number(tmp_path: Path, monk
         assert "built 2025-12-01" in instructions({"dated": ix})
         assert ix.info()["meta"]["built_at"] == 1764547200
         assert json.loads(ix.context("payments", max_tokens=500, format="json").text)["built_at"] == 1764547200
+
+
+def test_an_mcp_without_the_2x_api_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    # mcp 1.x imports, but has no mcp.server.MCPServer: say which version is needed and which is there.
+    import importlib
+    import importlib.metadata
+    import sys
+    import types
+
+    old = types.ModuleType("mcp.server")
+    monkeypatch.setitem(sys.modules, "mcp.server", old)
+    monkeypatch.delitem(sys.modules, "mdfts.mcp_server")
+    real_version = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "1.30.0" if name == "mcp" else real_version(name))
+    with pytest.raises(MdftsError, match=r"^the MCP server needs mcp 2\.3 or later \(mcp 1\.30\.0 is installed\); "
+                                         r"pip install 'mdfts\[mcp\]'$"):
+        importlib.import_module("mdfts.mcp_server")
