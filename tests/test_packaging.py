@@ -46,7 +46,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A wheel built from a copy of the source, so the checkout gets no build/ or egg-info.
     bench/ is copied too: the wheel must leave it out by configuration, not by absence."""
     src = tmp_path_factory.mktemp("src")
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(REPO / name, src / name)
     for folder in ("builder", "queries", "bench"):
         shutil.copytree(REPO / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__"))
@@ -62,6 +62,9 @@ def test_wheel_contents(wheel: Path) -> None:
     assert tops == {"mdfts"}  # no top-level `builder` or `queries` package
     assert {f"mdfts/sql/{p.name}" for p in QUERIES_DIR.glob("*.sql")} <= set(names)
     assert {"mdfts/schema.sql", "mdfts/derive.sql", "mdfts/py.typed", "mdfts/__main__.py"} <= set(names)
+    # The licence the metadata names, as text: Apache-2.0 asks that a copy go with the work.
+    [licence] = [n for n in names if n.endswith((".dist-info/LICENSE", ".dist-info/licenses/LICENSE"))]
+    assert b"Apache License" in zipfile.ZipFile(wheel).read(licence)
 
 
 def test_wheel_install_finds_the_queries(wheel: Path, tmp_path: Path) -> None:
@@ -90,7 +93,7 @@ def test_sdist_holds_the_package_and_no_tests(tmp_path: Path) -> None:
     out tests/ and bench/; setuptools adds tests/test*.py by default, without conftest.py or fixtures."""
     src = tmp_path / "src"
     src.mkdir()
-    for name in ("pyproject.toml", "README.md", "MANIFEST.in"):
+    for name in ("pyproject.toml", "README.md", "MANIFEST.in", "LICENSE"):
         if (REPO / name).exists():
             shutil.copy2(REPO / name, src / name)
     for folder in ("builder", "queries", "bench", "tests"):
@@ -101,5 +104,5 @@ def test_sdist_holds_the_package_and_no_tests(tmp_path: Path) -> None:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
     package = {p.relative_to(REPO).as_posix() for folder in ("builder", "queries")
                for p in (REPO / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts}
-    assert package <= names
+    assert package | {"LICENSE"} <= names
     assert [n for n in names if n.split("/", 1)[0] in ("tests", "bench")] == []
