@@ -260,6 +260,9 @@ def test_a_limit_below_one_gives_no_hits(ix: mdfts.Index, limit: int) -> None:
     assert ix.token("E1027", kind="error_code", limit=limit) == []
     assert [b for b in ix.context("payments rollback", limit=limit).blocks if b.role == "match"] == []
     assert mdfts.rrf_merge({"a": ix.search("payments rollback")}, limit) == []
+    # A misspelt kind is still named as one, whatever the limit.
+    with pytest.raises(mdfts.MdftsError, match="^no token kind 'env'"):
+        ix.token("E1027", kind="env", limit=limit)
 
 
 def test_threads_share_one_open_index(ix: mdfts.Index) -> None:
