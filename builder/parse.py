@@ -7,7 +7,7 @@ import html
 import re
 import types
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any, Literal, cast
 
@@ -20,7 +20,7 @@ from mdit_py_plugins.anchors.index import slugify
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 __all__ = ["Token", "parse_blocks", "stream_blocks", "heading_text", "plain_inline", "split_code_spans", "slugify",
-           "render_html", "raw_html", "without_comments"]
+           "render_html", "raw_html", "comment_spans", "without_comments"]
 
 
 TOML_FRONT_MATTER = "+++"
@@ -543,13 +543,22 @@ def parse_links(text: str) -> list[tuple[int, str]]:
     return out
 
 
+def comment_spans(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int]]:
+    """[from, to) of each HTML comment in text[start:end]; one never closed runs to `end`."""
+    end = len(text) if end is None else end
+    at = start
+    while (begin := text.find("<!--", at, end)) >= 0:
+        close = text.find("-->", begin + 2, end)  # begin + 2: "<!-->" and "<!--->" are whole comments
+        at = end if close < 0 else close + 3
+        yield begin, at
+
+
 def without_comments(html: str) -> str:
     """`html` less its comments; one never closed runs to the end."""
     parts, at = [], 0
-    while (start := html.find("<!--", at)) >= 0:
-        parts.append(html[at:start])
-        end = html.find("-->", start + 2)  # start + 2: "<!-->" and "<!--->" are whole comments
-        at = len(html) if end < 0 else end + 3
+    for begin, stop in comment_spans(html):
+        parts.append(html[at:begin])
+        at = stop
     parts.append(html[at:])
     return "".join(parts)
 
@@ -557,6 +566,8 @@ def without_comments(html: str) -> str:
 def raw_html(text: str) -> list[str]:
     """The raw HTML of a document as a browser reads it: each HTML block and inline tag, less
     its comments; nothing from code blocks or code spans."""
+    if "<" not in text:  # no tag, so no parse (mdfts check calls this on every file)
+        return []
     env: dict[str, Any] = {}
     out: list[str] = []
     inlines: list[str] = []

@@ -28,6 +28,7 @@ from mdfts.errors import SourceError
 from mdfts.parse import (
     TOML_FRONT_MATTER,
     Token,
+    comment_spans,
     heading_text,
     plain_inline,
     slugify,
@@ -413,13 +414,10 @@ class Splitter:
 
     def _cut_comments(self, first: int, end: int) -> None:
         """Cut each comment of an HTML block (lines first..end-1) from the section's body (see
-        _body), as parse.without_comments reads them."""
-        at, block_end = self.offset(first), self.offset(end)
-        while (start := self.text.find("<!--", at, block_end)) >= 0:
-            close = self.text.find("-->", start + 2, block_end)  # start + 2: "<!-->" and "<!--->" are whole
-            at = block_end if close < 0 else close + 3  # unclosed: the comment runs to the block's end
-            self.cut_from.append(start)
-            self.cut_to.append(at)
+        _body), as parse.without_comments reads them: one never closed runs to the block's end."""
+        for begin, stop in comment_spans(self.text, self.offset(first), self.offset(end)):
+            self.cut_from.append(begin)
+            self.cut_to.append(stop)
 
     def _body(self, start: int, end: int) -> str:
         """The text of lines start..end-1, each HTML comment in its HTML blocks left out (its line
