@@ -131,20 +131,13 @@ def _brief(text: str, n: int = ECHO) -> str:
     return text if len(text) <= n else f"{text[:n]}… ({len(text):,} characters)"
 
 
-def _show(ix: Index, ref: str) -> Hit | Outline:
-    """The section or outline a ref names; a bad ref is the tool's error, with its nearest anchors."""
+def _show(ix: Index, ref: str, miss: type[Exception] = ToolError) -> Hit | Outline:
+    """The section or outline a ref names; a bad ref is the tool's error (`miss`: a resource's
+    not-found error), with its nearest anchors."""
     try:
         return ix.show(ref)
     except MdftsError as err:
-        raise ToolError(_brief(str(err))) from None
-
-
-def _read(ix: Index, ref: str) -> Hit | Outline:
-    """As _show(), for a resource: a miss is a not-found error with the same message."""
-    try:
-        return ix.show(ref)
-    except MdftsError as err:
-        raise ResourceNotFoundError(_brief(str(err))) from None
+        raise miss(_brief(str(err))) from None
 
 
 def _resolves(ix: Index, ref: str) -> bool:
@@ -390,7 +383,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         ix = reading(index)
         if not id.isdecimal():
             raise ResourceNotFoundError(f"not a section id: {id!r}")
-        shown = _read(ix, id)
+        shown = _show(ix, id, ResourceNotFoundError)
         assert isinstance(shown, Hit)  # an id names a section
         return shown.body
 
@@ -398,7 +391,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
     async def doc_resource(index: str, path: str) -> str:
         """A whole document's markdown, section by section."""
         ix = reading(index)
-        shown = _read(ix, path)
+        shown = _show(ix, path, ResourceNotFoundError)
         if not isinstance(shown, Outline):
             raise ResourceNotFoundError(f"{path}: not a document path")
         parts = []
