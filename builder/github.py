@@ -63,7 +63,7 @@ class GitHubSource:
         return "/".join(p for p in (f"{self.owner}/{self.repo}{at}", self.path) if p)
 
     def __str__(self) -> str:
-        """The source as written, for messages: a line break in its path (git allows one) escaped."""
+        """The source as written, for messages: a control character in its path (git allows one) escaped."""
         return self.name + (f"@{self.ref}" if self.ref else "") + (f":{display(self.path)}" if self.path else "")
 
 
@@ -181,7 +181,7 @@ class GitHubClient:
     message, waits retry-after seconds, else (remaining 0) until the reset, else 60 s doubling, at most
     3 times; any other 403 fails at once; 5xx and network errors retry after 1, 2, 4 s. Rate-limit waits add up to
     at most `max_wait` seconds (0: fail at once) over the client's life. The token goes to the API
-    host only, never along a redirect.
+    host only: along a redirect only to the API's own origin.
     """
 
     api_url: str = DEFAULT_API_URL
