@@ -70,6 +70,13 @@ def _a_number(ctx: click.Context, param: click.Parameter, value: float) -> float
     return value
 
 
+def _ten_or_more(ctx: click.Context, param: click.Parameter, value: int) -> int:
+    """eval's -k: its columns are Hit@3 and MRR@10 whatever -k is, so fewer results would misname them."""
+    if value < 10:
+        raise click.BadParameter(f"{value} is below 10 (MRR@10 needs ten results)", ctx, param)
+    return value
+
+
 class _Signalled(KeyboardInterrupt):
     """A signal (SIGTERM) that unwinds like Ctrl-C; the exit code says which one it was."""
 
@@ -549,7 +556,8 @@ def serve(dbs: tuple[Path, ...], host: str, port: int, allow_sql: bool, allow_do
 @cli.command(name="eval")
 @db_argument
 @click.argument("queries_file", metavar="QUERIES.jsonl", type=click.Path(path_type=Path, dir_okay=False))
-@limit_option(10, 100, "Results per query to score.")
+@click.option("-k", "--limit", "k", type=click.IntRange(max=100), default=10, show_default=True,
+              callback=_ten_or_more, help="Results per query to score: 10 or more, as MRR@10 needs ten.")
 @click.option("--min-hit1", type=click.FloatRange(0, 1), callback=_a_number,
               help="Exit 1 when overall Hit@1 is below this.")
 @json_option("the metrics (and every query's rank) as JSON")

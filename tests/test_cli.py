@@ -312,6 +312,19 @@ def test_eval_mrr10_counts_the_top_ten_only(sample_db: Path, tmp_path: Path) -> 
     assert (data["kinds"]["all"]["hit3"], data["kinds"]["all"]["mrr10"]) == (0.0, 0.0)
 
 
+def test_eval_limit_below_ten_is_bad_usage(fixture_db: Path, tmp_path: Path) -> None:
+    """The columns are Hit@3 and MRR@10 whatever -k is: with -k 1, "Hit@3" was Hit@1."""
+    qfile = _write_queries(tmp_path / "q.jsonl", [
+        {"id": "1", "q": "E1027", "gold": [{"path": "services/payments.md", "line": 21}]},
+    ])
+    for k in ("9", "1", "0"):
+        result = run_cli(["eval", fixture_db, qfile, "-k", k])
+        assert (result.exit_code, result.stdout) == (2, ""), k
+        assert result.stderr.endswith(
+            f"Error: Invalid value for '-k' / '--limit': {k} is below 10 (MRR@10 needs ten results)\n"), k
+    assert run_cli(["eval", fixture_db, qfile, "-k", "10"]).exit_code == 0
+
+
 def test_eval_min_hit1_bounds(fixture_db: Path, tmp_path: Path) -> None:
     """Hit@1 equal to --min-hit1 passes; nan, which passes every range check, is bad usage."""
     qfile = _write_queries(tmp_path / "q.jsonl", [
