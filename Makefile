@@ -49,12 +49,14 @@ cli-docs: setup  ## regenerate docs/cli.md from --help (after any CLI change; a 
 eval: setup  ## retrieval quality: the bundled sample, then every ../shared/devset set next to fts5naive and bm25s
 	$(BIN)/mdfts build sample/docs -o dist/sample-docs.db -q
 	$(BIN)/mdfts eval dist/sample-docs.db sample/queries.jsonl
-	@if [ -d $(SHARED)/devset ] && [ -f $(SHARED)/eval/requirements.txt ]; then \
+	@if [ ! -d $(SHARED)/devset ]; then echo "no $(SHARED)/devset: skipped the dev sets"; \
+	elif [ ! -f $(SHARED)/eval/requirements.txt ]; then echo "no $(SHARED)/eval/requirements.txt: skipped the dev sets"; \
+	else \
 	  [ -x $(EVALVENV)/bin/python ] || { $(PYTHON) -m venv $(EVALVENV) && \
 	    $(EVALVENV)/bin/pip install --quiet -r $(SHARED)/eval/requirements.txt; } && \
 	  $(BIN)/python -m bench devsets $(SHARED) --eval-python $(EVALVENV)/bin/python --mdfts-cmd $(BIN)/mdfts \
 	    --heldout bench/heldout; \
-	else echo "no $(SHARED)/devset: skipped the dev sets"; fi
+	fi
 	@for c in $(SHARED)/devset/opsdocs $(SHARED)/corpora/*/; do \
 	  if [ -d $$c ]; then \
 	    $(BIN)/mdfts build $$c -o dist/corpus-check.db -q && \

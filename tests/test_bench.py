@@ -4,6 +4,7 @@ commands on the fixtures, and the helpers they share."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -310,6 +311,32 @@ def test_devsets_exit_1_below_a_baseline_and_name_a_missing_eval_python(tmp_path
     gone = CliRunner().invoke(devsets_main, [str(_fake_shared(tmp_path / "c", 0.5)), "--eval-python", str(nope)])
     assert (gone.exit_code, gone.stderr) == (
         1, f"Error: {nope}: cannot run (No such file or directory); set --eval-python\n")
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+@pytest.mark.parametrize(
+    ("made", "missing"),
+    [([], "devset"), (["devset"], "eval/requirements.txt")],
+    ids=["no-devset", "no-requirements"],
+)
+def test_make_eval_names_what_is_missing(tmp_path: Path, made: list[str], missing: str) -> None:
+    """`make eval` skips the dev sets without the devset folder or the evaluator's requirements,
+    and says which of the two is not there."""
+    shared = tmp_path / "shared"
+    for folder in made:
+        (shared / folder).mkdir(parents=True)
+    work = tmp_path / "work"  # the sample index goes to work/dist, not to the checkout's
+    work.mkdir()
+    for name in ("sample", "builder", "queries"):
+        (work / name).symlink_to(REPO / name)
+    venv = Path(sys.prefix)
+    proc = subprocess.run(
+        ["make", "-s", "-f", str(REPO / "Makefile"), "-o", str(venv / ".dev"), "eval",
+         f"SHARED={shared}", f"VENV={venv}"],
+        capture_output=True, text=True, timeout=120, cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.endswith(f"no {shared}/{missing}: skipped the dev sets\n"), proc.stdout
 
 
 def test_signals_rescoring_ranks_like_the_sql_ties_by_id_and_refits() -> None:
