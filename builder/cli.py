@@ -565,7 +565,8 @@ def eval_(db: Path, queries_file: Path, k: int, min_hit1: float | None, as_json:
     """Score retrieval on labelled queries: Hit@1, Hit@3, MRR@10, FileHit@1, per kind.
 
     Each line of QUERIES.jsonl: {"id", "q", "gold": [{"path", "line"}], "kind"}; a hit is the
-    gold path with start_line <= line <= end_line.
+    gold path with start_line <= line <= end_line. Gold is not empty; "kind" may be left out,
+    and is not "all", the row of every query.
 
     \b
     Example:

@@ -52,12 +52,17 @@ def load_queries(path: Path) -> list[dict[str, Any]]:
                 raise ValueError("not a JSON object")
             if not isinstance(obj.get("q"), str) or not isinstance(obj.get("gold"), list):
                 raise ValueError("needs a string 'q' and a list 'gold'")
+            if not obj["gold"]:
+                raise ValueError("'gold' is empty: it could never be a hit")
             for g in obj["gold"]:
                 gold_line = g.get("line") if isinstance(g, dict) else None
                 # true is an int to Python; a line 0 or below is in no section, so it could never count
                 if not (isinstance(g, dict) and isinstance(g.get("path"), str) and type(gold_line) is int
                         and gold_line >= 1):
                     raise ValueError("each gold entry needs 'path' and an integer 'line', 1 or more")
+            # a query without a kind is in the overall row only; "" or "all" would merge into it unseen
+            if "kind" in obj and not (isinstance(obj["kind"], str) and obj["kind"] not in ("", "all")):
+                raise ValueError("'kind' needs to be a string other than \"\" and \"all\" (the row of every query)")
             if "id" in obj:
                 key = json.dumps(obj["id"], sort_keys=True)
                 if key in seen:
@@ -115,7 +120,7 @@ def evaluate(db: Path, queries_file: Path, k: int = 10) -> dict[str, Any]:
         r = rank_of(hits, q["gold"], k)
         file_hit = bool(hits) and hits[0].path in {g["path"] for g in q["gold"]}
         chars = len(hits[0].body) if hits else None
-        kind = str(q.get("kind") or "all")
+        kind: str = q.get("kind", "all")
         rows.append((kind, (r, file_hit, chars)))
         top = [f"{h.lines} {h.heading}" for h in hits[:3]]
         per_query.append({"id": q.get("id"), "kind": kind, "q": q["q"], "rank": r, "top": top})

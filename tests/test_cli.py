@@ -340,7 +340,7 @@ def test_eval_min_hit1_bounds(fixture_db: Path, tmp_path: Path) -> None:
 
 def test_eval_bad_line(fixture_db: Path, tmp_path: Path) -> None:
     qfile = tmp_path / "bad.jsonl"
-    qfile.write_text('{"q": "x", "gold": []}\nnot json\n', encoding="utf-8")
+    qfile.write_text('{"q": "x", "gold": [{"path": "a.md", "line": 1}]}\nnot json\n', encoding="utf-8")
     result = run_cli(["eval", fixture_db, qfile])
     assert result.exit_code == 1
     assert result.stderr.startswith(f"Error: {qfile}:2: not a labelled query (")
@@ -366,6 +366,8 @@ def test_eval_reads_a_file_with_a_bom(fixture_db: Path, tmp_path: Path) -> None:
 
 
 _GOLD_NEEDS = "each gold entry needs 'path' and an integer 'line', 1 or more"
+_GOLD = b'[{"path": "a.md", "line": 1}]'  # a well-formed gold list
+_KIND_NEEDS = "'kind' needs to be a string other than \"\" and \"all\" (the row of every query)"
 
 
 @pytest.mark.parametrize(
@@ -378,11 +380,19 @@ _GOLD_NEEDS = "each gold entry needs 'path' and an integer 'line', 1 or more"
         (b'{"q": "x", "gold": [{"path": "a.md", "line": true}]}\n',
          f"bad.jsonl:1: not a labelled query ({_GOLD_NEEDS})"),
         (b'{"q": "x", "gold": [{"path": "a.md", "line": 0}]}\n', f"bad.jsonl:1: not a labelled query ({_GOLD_NEEDS})"),
-        (b'{"q": "x", "gold": []}\n' + b"[" * 100_000 + b"\n", "bad.jsonl:2: not a labelled query (nested too deeply)"),
-        (b'{"id": "a", "q": "x", "gold": []}\n\n{"id": "a", "q": "y", "gold": []}\n',
+        (b'{"q": "x", "gold": ' + _GOLD + b'}\n' + b"[" * 100_000 + b"\n",
+         "bad.jsonl:2: not a labelled query (nested too deeply)"),
+        (b'{"id": "a", "q": "x", "gold": ' + _GOLD + b'}\n\n{"id": "a", "q": "y", "gold": ' + _GOLD + b'}\n',
          "bad.jsonl:3: not a labelled query (id \"a\" is on line 1 too)"),
+        # each was scored once: an empty gold as a miss, "all" and "" into the overall row, 3 as kind "3"
+        (b'{"q": "x", "gold": []}\n', "bad.jsonl:1: not a labelled query ('gold' is empty: it could never be a hit)"),
+        (b'{"q": "x", "gold": ' + _GOLD + b', "kind": "all"}\n', f"bad.jsonl:1: not a labelled query ({_KIND_NEEDS})"),
+        (b'{"q": "x", "gold": ' + _GOLD + b', "kind": ""}\n', f"bad.jsonl:1: not a labelled query ({_KIND_NEEDS})"),
+        (b'{"q": "x", "gold": ' + _GOLD + b', "kind": 3}\n', f"bad.jsonl:1: not a labelled query ({_KIND_NEEDS})"),
+        (b'{"q": "x", "gold": ' + _GOLD + b', "kind": null}\n', f"bad.jsonl:1: not a labelled query ({_KIND_NEEDS})"),
     ],
-    ids=["latin-1", "array", "gold-string", "line-true", "line-0", "deep", "duplicate-id"],
+    ids=["latin-1", "array", "gold-string", "line-true", "line-0", "deep", "duplicate-id",
+         "gold-empty", "kind-all", "kind-empty", "kind-number", "kind-null"],
 )
 def test_eval_bad_file_is_one_line(fixture_db: Path, tmp_path: Path, content: bytes, error: str) -> None:
     (tmp_path / "bad.jsonl").write_bytes(content)
