@@ -7,7 +7,8 @@ For each `SHARED_DIR/devset/NAME.queries.jsonl` whose corpus exists (`devset/NAM
 bm25s, and prints one table per set: Hit@1 and MRR@10 per query kind, a system per column.
 Exits 1 when mdfts is below either baseline on any set overall (Hit@1), so CI can gate on it.
 
-`--heldout DIR` adds the sets in DIR (`NAME.queries.jsonl` over `SHARED_DIR/corpora/NAME/`):
+`--heldout DIR` adds the sets in DIR (`NAME.queries.jsonl` over `SHARED_DIR/corpora/NAME/`; a
+DIR that is not there or holds no such file is bad usage, not nothing to score):
 bench/heldout holds small hand-labelled sets over the shared corpora that have no dev set. They
 are scored and printed the same way but never gate: 40 queries a set is too few (one query is
 0.025), and they exist to show whether a ranking change holds on docs it was not tuned on.
@@ -80,12 +81,19 @@ def below_baselines(report: dict[str, Any]) -> list[str]:
     return [b for b in BASELINES if report[b]["kinds"]["all"]["hit1"] > ours + 1e-9]
 
 
+def has_query_sets(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """--heldout's check: a folder without query sets is a wrong path, not nothing to score."""
+    if value is not None and not any(value.glob("*.queries.jsonl")):
+        raise click.BadParameter(f"{value}: no NAME.queries.jsonl in it", ctx, param)
+    return value
+
+
 @click.command()
 @click.argument("shared", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--eval-python", default=sys.executable, show_default=True,
               help="The Python that has the evaluator's requirements (rank-bm25, bm25s, sqlite-utils, ...).")
 @click.option("--mdfts-cmd", default="mdfts", show_default=True, help="The mdfts executable to score.")
-@click.option("--heldout", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--heldout", type=click.Path(exists=True, file_okay=False, path_type=Path), callback=has_query_sets,
               help="Also score the query sets in this folder (report only, never gating).")
 def main(shared: Path, eval_python: str, mdfts_cmd: str, heldout: Path | None) -> None:
     """Score mdfts, fts5naive and bm25s on every dev set under SHARED; exit 1 if mdfts is below a baseline."""

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import click
 
 from bench.common import md_table
-from bench.devsets import dev_sets
+from bench.devsets import dev_sets, has_query_sets
 
 if TYPE_CHECKING:
     import numpy as np
@@ -168,7 +168,7 @@ def report(names: list[str], weights: dict[str, float], labelled: list[Labelled]
 @click.command()
 @click.option("--shared", type=click.Path(file_okay=False, path_type=Path),
               help="The shared folder: every dev set under SHARED/devset whose corpus is present.")
-@click.option("--heldout", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--heldout", type=click.Path(exists=True, file_okay=False, path_type=Path), callback=has_query_sets,
               help="Also the query sets in this folder (NAME.queries.jsonl over SHARED/corpora/NAME).")
 @click.option("--set", "extra", nargs=3, multiple=True, metavar="NAME CORPUS QUERIES",
               help="A set of your own: a name, a folder of markdown and its labelled queries.")
@@ -180,6 +180,8 @@ def main(shared: Path | None, heldout: Path | None, extra: tuple[tuple[str, str,
          work: Path | None) -> None:
     """What each ranking signal adds per labelled set (leave-one-out), and a leave-one-set-out
     refit of the weights; prints markdown."""
+    if heldout and not shared:  # its sets are over SHARED/corpora: without it they were left out unsaid
+        raise click.UsageError("--heldout needs --shared")
     try:
         import numpy  # noqa: F401
     except ImportError:

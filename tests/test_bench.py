@@ -313,6 +313,27 @@ def test_devsets_exit_1_below_a_baseline_and_name_a_missing_eval_python(tmp_path
         1, f"Error: {nope}: cannot run (No such file or directory); set --eval-python\n")
 
 
+def test_heldout_names_a_wrong_folder(tmp_path: Path) -> None:
+    """--heldout at a folder that is not there, or holds no query sets, scored nothing and said
+    nothing; so did bench signals' --heldout without --shared."""
+    from click.testing import CliRunner
+
+    from bench.devsets import main as devsets_main
+    from bench.signals import main as signals_main
+
+    shared = _fake_shared(tmp_path, 0.5)
+    for folder, error in [(tmp_path / "nope", f"Directory '{tmp_path}/nope' does not exist."),
+                          (shared / "corpora", f"{shared}/corpora: no NAME.queries.jsonl in it")]:
+        for args in ([str(shared)], ["--shared", str(shared)]):
+            command = devsets_main if len(args) == 1 else signals_main
+            result = CliRunner().invoke(command, [*args, "--heldout", str(folder)])
+            assert (result.exit_code, result.stdout) == (2, "")
+            assert result.stderr.endswith(f"\nError: Invalid value for '--heldout': {error}\n")
+    alone = CliRunner().invoke(signals_main, ["--heldout", str(REPO / "bench" / "heldout")])
+    assert (alone.exit_code, alone.stdout) == (2, "")
+    assert alone.stderr.endswith("\nError: --heldout needs --shared\n")
+
+
 @pytest.mark.integration
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 @pytest.mark.parametrize(
