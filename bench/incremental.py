@@ -21,6 +21,7 @@ import click
 
 from bench.common import corpus_files, md_table
 from mdfts.build import build_index
+from mdfts.cli import _a_number
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +80,7 @@ def table(r: Incremental) -> str:
 @click.command()
 @click.argument("corpus", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--changed", type=click.FloatRange(0, 1, min_open=True), default=0.01, show_default=True,
-              help="Share of the files to edit.")
+              callback=_a_number, help="Share of the files to edit.")
 @click.option("--runs", type=click.IntRange(1, 20), default=3, show_default=True)
 def main(corpus: Path, changed: float, runs: int) -> None:
     """Time an incremental rebuild against a full one; exit 1 if their bytes differ.

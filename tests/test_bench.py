@@ -130,6 +130,23 @@ def test_incremental_command_reports_identical_bytes(tmp_path: Path) -> None:
     assert row.rstrip().endswith("| yes |")
 
 
+@pytest.mark.parametrize(
+    ("changed", "error"),
+    [("nan", "nan is not a number"), ("inf", "inf is not in the range 0<x<=1."),
+     ("-0.5", "-0.5 is not in the range 0<x<=1."), ("1.5", "1.5 is not in the range 0<x<=1.")],
+    ids=["nan", "inf", "negative", "past-all"],
+)
+def test_incremental_changed_is_a_share(changed: str, error: str) -> None:
+    """--changed is a share of the files, 0 to 1; nan passes every range check, and was a traceback."""
+    from click.testing import CliRunner
+
+    from bench.incremental import main as incremental_main
+
+    result = CliRunner().invoke(incremental_main, [str(FIXTURES), "--changed", changed])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.endswith(f"\nError: Invalid value for '--changed': {error}\n")
+
+
 @pytest.mark.integration
 def test_check_corpus_passes_on_a_fresh_index_and_fails_on_a_stale_one(fixture_db: Path, tmp_path: Path) -> None:
     ok = _bench("check-corpus", str(FIXTURE_DOCS), str(fixture_db))
