@@ -1116,8 +1116,9 @@ ranked(id, score, bm, cover, exact, hprec, file, phrase, role, empty, ident, ans
 -- (FTS5's snippet() is quadratic in how often a term repeats within a section).
 -- snip_x: the text as prose. Line breaks and tabs read as spaces, so a marked word ends at the
 -- end of its line; the heading line (and a setext heading's underline) is left out (the hit
--- shows its heading already) unless nothing follows it; table pipes and rules are blanked, runs
--- of spaces folded. (The prefix is cut once: `limit -1 offset 0` keeps its subquery whole, not
+-- shows its heading already) unless nothing follows it; a block quote's markers that start a
+-- line (`> `, two deep at most) go, as a reader sees the quote, not its marks; table pipes and rules are
+-- blanked, runs of spaces folded. (The prefix is cut once: `limit -1 offset 0` keeps its subquery whole, not
 -- copied into each use of w.)
 snip_x as materialized (
   select r.*,
@@ -1132,7 +1133,11 @@ snip_x as materialized (
                                    else '' end, ''), ltrim(w, '# ')),
               char(10), ' '), char(13), ' '), char(9), ' '), '|', ' '), '---', ''),
               '   ', ' '), '   ', ' '), '  ', ' '), '  ', ' '))
-     from (select s.level as lv, replace(replace(replace(substr(s.text, 1, 20000), char(1), ''), char(2), ''), char(3), '') as w
+     from (select s.level as lv,
+             substr(replace(replace(replace(replace(replace(replace(replace(
+                      char(10) || substr(s.text, 1, 20000), char(1), ''), char(2), ''), char(3), ''),
+                      char(10) || '> >', char(10)), char(10) || '>>', char(10)), char(10) || '> ', char(10)),
+                    char(10) || '>', char(10)), 2) as w
            from sections_full as s where s.id = r.id
            limit -1 offset 0)) as x
   from ranked as r

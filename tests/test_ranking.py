@@ -1448,6 +1448,17 @@ def test_snippet_keeps_a_dash_that_starts_the_text(tmp_path: Path) -> None:
     assert by_heading["Glost"].startswith("The [glost] firing")
 
 
+def test_snippet_drops_block_quote_markers(tmp_path: Path) -> None:
+    """A block quote reads as its text: the `>` that starts each of its lines is a mark a reader
+    does not see (a page that opens with a quoted summary, a quoted note), two deep at most. A `>`
+    inside a line stays: it is text (`a > b`)."""
+    db = build_case(tmp_path, {"clay/slip.md": ("# Slip\n\n> Liquid clay for casting.\n> More: the slip guide.\n>\n"
+                                                ">> A nested note on slip.\n\nPour when slip > 20 C.\n")})
+    (hit,) = mdfts.search(db, "casting slip", limit=1)
+    assert hit.snippet.startswith("Liquid clay for [casting]. More: the slip guide.")
+    assert hit.snippet.count(">") == 1 and "guide. A nested note" in hit.snippet and "slip > 20" in hit.snippet
+
+
 def test_the_row_budget_is_a_real_cap(tmp_path: Path) -> None:
     """A word in more sections than the budget (2,000 rows): bm25 scores only
     the first budget rows it matches, so the best section past them is not found by that word
