@@ -9,12 +9,13 @@ text form, operator caps that clamp an agent's larger values, and per-index reso
 
 import datetime
 import json
-from collections.abc import Sequence
+import logging
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import AnyUrl, Field
 
 from mdfts.errors import MdftsError
 from mdfts.index import Index, open_index
@@ -36,11 +37,20 @@ def _installed_mcp() -> str:
 try:
     from mcp.server import MCPServer
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-    from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-    from mcp.types import CallToolResult, TextContent, ToolAnnotations
+    from mcp.server.lowlevel.helper_types import ReadResourceContents
+    from mcp.server.mcpserver import Context
+    from mcp.server.mcpserver.exceptions import (
+        ResourceError,
+        ResourceNotFoundError,
+        ToolError,
+        UnexpectedResourceError,
+        UnexpectedToolError,
+    )
+    from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 except ImportError as err:  # no mcp (the CLI checks that first), or a 1.x without the 2.x API
     raise MdftsError(f"the MCP server needs mcp 2.3 or later{_installed_mcp()}; pip install 'mdfts[mcp]'") from err
 
+log = logging.getLogger(__name__)
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 MIN_TOKENS = 100
 _count = ByteCounter()
@@ -180,6 +190,36 @@ def _numbered(h: Hit, line_numbers: bool) -> list[str]:
     return [f"{h.start_line + i}: {line}" for i, line in enumerate(lines)]
 
 
+def _what_broke(crash: Exception) -> str:
+    """One line for the client on what the SDK's crash wrapper holds: an MdftsError's message (a
+    broken index; written for the user), else the type and message, its traceback logged here."""
+    err = crash.__cause__ or crash
+    text = " ".join(str(err).splitlines())
+    if not isinstance(err, MdftsError):
+        log.error("%s", crash, exc_info=err)
+        text = f"{type(err).__name__}: {text}" if text else type(err).__name__
+    return _brief(text)
+
+
+class _SaysWhy(MCPServer):
+    """The SDK answers a crash in a tool or resource with its name alone ("Error executing tool
+    search"): add what went wrong, one line, with no traceback."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Context[Any, Any] | None = None) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError as crash:
+            raise ToolError(f"{crash}: {_what_broke(crash)}") from crash
+
+    async def read_resource(self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
+                            ) -> Iterable[ReadResourceContents] | InputRequiredResult:
+        try:
+            return await super().read_resource(uri, context)
+        except UnexpectedResourceError as crash:
+            raise ResourceError(f"{crash}: {_what_broke(crash)}") from crash
+
+
 class _UnknownArguments:
     """The SDK drops argument names a tool does not declare; answer them with the valid names."""
 
@@ -215,7 +255,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         raise
     from mdfts import __version__
 
-    srv = MCPServer("mdfts", instructions=instructions(indexes), version=__version__)
+    srv = _SaysWhy("mdfts", instructions=instructions(indexes), version=__version__)
     srv.middleware.append(_UnknownArguments(srv))
     _OPEN[id(srv)] = indexes
     s = _Server(indexes, caps)

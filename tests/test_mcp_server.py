@@ -165,6 +165,45 @@ async def test_a_huge_argument_is_not_echoed_back_whole(client: Client) -> None:
     assert err and len(text) < 1000 and "characters)" in text
 
 
+async def test_a_crash_in_a_tool_or_resource_says_what_went_wrong_in_one_line(
+        client: Client, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    # The SDK answers a crash with only "Error executing tool search": the agent (and the user
+    # reading its transcript) must learn what broke, without a traceback; the log keeps that.
+    def boom(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("disk on fire\nsecond line")
+
+    monkeypatch.setattr(mdfts.lookup, "search_hits", boom)
+    monkeypatch.setattr(mdfts.Index, "info", boom)
+    text, _, err = await _call(client, "search", query="payments")
+    assert err and text == "Error executing tool search: RuntimeError: disk on fire second line"
+    with pytest.raises(MCPError) as raised:
+        await client.read_resource("mdfts://ops/manifest")
+    assert str(raised.value) == "Error reading resource mdfts://ops/manifest: RuntimeError: disk on fire second line"
+    crashes = [r for r in caplog.records if r.exc_info and "disk on fire" in str(r.exc_info[1])]
+    assert len(crashes) == 2  # the traceback stays in the server's log
+
+
+async def test_a_broken_index_under_a_running_server_is_named(tmp_path: Path, two_dbs: tuple[Path, Path]) -> None:
+    # Corrupted after the server opened it: every tool and resource says so, as the CLI would.
+    db = tmp_path / "ops.db"
+    db.write_bytes(two_dbs[0].read_bytes())
+    srv = build_server([db])
+    try:
+        async with Client(srv, raise_exceptions=True) as c:
+            with db.open("r+b") as f:  # all but the first page (the header and the schema's start)
+                f.seek(4096)
+                f.write(b"\xff" * (db.stat().st_size - 4096))
+            broken = f"{db}: not an mdfts index (database disk image is malformed)"
+            for tool, args in [("search", {"query": "payments"}), ("outline", {}), ("token", {"token": "E1027"})]:
+                text, _, err = await _call(c, tool, **args)
+                assert err and text == f"Error executing tool {tool}: {broken}"
+            with pytest.raises(MCPError) as raised:
+                await c.read_resource("mdfts://ops/manifest")
+            assert str(raised.value) == f"Error reading resource mdfts://ops/manifest: {broken}"
+    finally:
+        close_server(srv)
+
+
 async def test_context_keeps_the_clamped_budget(client: Client) -> None:
     text, data, _ = await _call(client, "context", question="how do I roll back payments?", max_tokens=99999)
     assert data["budget"] == 1500 and data["used"] <= 1500
