@@ -13,6 +13,12 @@ def display(path: str) -> str:
     return "".join(c if c.isprintable() or c == " " else ascii(c)[1:-1] for c in path)
 
 
+def brief(text: str, n: int) -> str:
+    """`text`, or its first `n` characters and how long it was: what a message repeats of a
+    long value."""
+    return text if len(text) <= n else f"{text[:n]}… ({len(text):,} characters)"
+
+
 class SourceError(MdftsError):
     """A source file cannot be read or parsed; `path` and `line` say where."""
 

@@ -14,9 +14,12 @@ import pytest
 
 
 @contextmanager
-def mdfts_serve(db: Path, *args: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """Run `mdfts serve DB ARGS --port 0`; yield (base URL, process) and stop it on the way out."""
-    log = db.with_name(f"{db.stem}-serve-{time.monotonic_ns()}.log")
+def mdfts_serve(db: Path, *args: str, log: Path | None = None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """Run `mdfts serve DB ARGS --port 0`; yield (base URL, process) and stop it on the way out.
+
+    :param log: the file its stderr goes to; default: one beside `db`
+    """
+    log = log or db.with_name(f"{db.stem}-serve-{time.monotonic_ns()}.log")
     with open(log, "w") as err:
         proc = subprocess.Popen([sys.executable, "-m", "mdfts", "serve", str(db), *args, "--port", "0"],
                                 stdout=subprocess.DEVNULL, stderr=err)

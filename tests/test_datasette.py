@@ -246,6 +246,18 @@ def test_mdfts_serve_answers_on_localhost_and_refuses_sql(server: str) -> None:
     assert status == 200 and 'class="mdfts-source"' in page
 
 
+@pytest.mark.integration
+def test_a_query_error_is_one_short_line_in_the_log(index_db: Path, tmp_path: Path) -> None:
+    # Datasette writes a failed query's whole SQL to stderr: 70 KB of search.sql for `limit=abc`.
+    log = tmp_path / "serve.log"
+    with mdfts_serve(index_db, log=log) as (base, _):
+        status, page = get(f"{base}/{DB_NAME}/search?q=payments&limit=abc")
+    assert status == 400 and '<p class="message-error">datatype mismatch</p>' in page
+    errors = [line for line in log.read_text().splitlines() if not line.startswith("INFO:")]
+    assert errors == [f"ERROR: {DB_NAME}: query search: datatype mismatch "
+                      "(params: {'q': 'payments', 'limit': 'abc', 'explain': '', 'prefix': ''})"]
+
+
 # --- rendered sections and source links ---------------------------------------------------
 
 def test_section_markdown_is_rendered_and_raw_html_escaped(site: InProcessDatasette) -> None:

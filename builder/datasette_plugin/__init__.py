@@ -15,6 +15,7 @@ import importlib.resources
 import json
 import posixpath
 import sqlite3
+import sys
 import urllib.parse
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -28,7 +29,7 @@ from markupsafe import Markup, escape
 
 from mdfts.artifact import is_index, source_link
 from mdfts.browse import IndexFacts, database_metadata, read_facts, stored_queries, value_limit
-from mdfts.errors import IndexVersionError
+from mdfts.errors import IndexVersionError, brief
 from mdfts.index import Index
 from mdfts.records import Hit, SectionPage
 from mdfts.render import PAGE_CHARS, PREVIEW_CHARS, render_section, snippet_html
@@ -68,6 +69,7 @@ async def startup(datasette: Any) -> None:
             continue
         if facts is not None:
             found[name] = facts
+            _log_sql_errors_briefly(db, facts)
     _INDEXES[datasette] = found
     databases = {}
     for name, facts in found.items():
@@ -75,6 +77,28 @@ async def startup(datasette: Any) -> None:
         del block["queries"]  # served by canned_queries(), which Datasette 1.0 keeps too
         databases[name] = block
     _METADATA[datasette] = {"databases": databases}
+
+
+def _log_sql_errors_briefly(db: Any, facts: IndexFacts) -> None:
+    """Datasette writes a failed query's whole SQL and parameters to stderr: for search.sql,
+    70 KB a visitor's `?limit=abc` repeats. For an index, write one line that names the stored
+    query instead; the page still says what went wrong."""
+    execute = db.execute
+    names = {query["sql"]: name for name, query in stored_queries(facts).items()}
+
+    async def execute_logging_briefly(sql: str, params: Any = None, *args: Any,
+                                      log_sql_errors: bool = True, **kwargs: Any) -> Any:
+        try:
+            return await execute(sql, params, *args, log_sql_errors=False, **kwargs)
+        except sqlite3.DatabaseError as err:
+            if log_sql_errors:
+                what = f"query {names[sql]}" if sql in names else f"sql {brief(repr(sql), 100)}"
+                message = " ".join(str(err).splitlines())
+                sys.stderr.write(f"ERROR: {db.name}: {what}: {message} (params: {brief(repr(params), 200)})\n")
+                sys.stderr.flush()
+            raise
+
+    db.execute = execute_logging_briefly
 
 
 @hookimpl
