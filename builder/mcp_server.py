@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AnyUrl, Field
 
-from mdfts.errors import MdftsError
+from mdfts.errors import MdftsError, brief
 from mdfts.index import Index, open_index
 from mdfts.lookup import has_documents_under, rrf_merge
 from mdfts.prompt import ByteCounter
@@ -137,8 +137,7 @@ QUERY_ECHO = 2000
 
 
 def _brief(text: str, n: int = ECHO) -> str:
-    """`text`, or its first `n` characters and how long it was."""
-    return text if len(text) <= n else f"{text[:n]}… ({len(text):,} characters)"
+    return brief(text, n)
 
 
 def _show(ix: Index, ref: str, miss: type[Exception] = ToolError) -> Hit | Outline:
