@@ -22,6 +22,7 @@ from click.testing import CliRunner
 
 pytest.importorskip("datasette", reason="Datasette is not installed: pip install -e '.[datasette]'")
 
+from datasette import hookimpl  # noqa: E402
 from dsserve import mdfts_serve  # noqa: E402
 
 from mdfts.artifact import check_source_url, source_link  # noqa: E402
@@ -204,6 +205,31 @@ def test_plugin_serves_its_css_to_index_pages_only(site: InProcessDatasette) -> 
     status, css = site.get("/-/mdfts.css")
     assert status == 200 and ".mdfts-body {" in css
     assert '/-/mdfts.css"' in site.get(f"/{DB_NAME}/sections")[1]
+
+
+class _DatabaseColorAsIn1_0:
+    """Datasette 1.0 gives templates `database_color` as the colour itself; 0.65 as a function
+    of the database name. This plugin gives the database page 1.0's, on the 0.65 installed."""
+
+    @hookimpl
+    def extra_template_vars(self, view_name: str) -> dict[str, str]:
+        return {"database_color": "c0ffee"} if view_name == "database" else {}
+
+
+@pytest.mark.parametrize("color", ["ff0000", "c0ffee"], ids=["0.65-function", "1.0-string"])
+def test_the_database_page_takes_either_kind_of_database_color(site: InProcessDatasette, color: str) -> None:
+    from datasette.plugins import pm
+
+    shim = _DatabaseColorAsIn1_0() if color == "c0ffee" else None
+    if shim:
+        pm.register(shim, name="database-color-as-in-1.0")
+    try:
+        status, page = site.get(f"/{DB_NAME}")
+    finally:
+        if shim:
+            pm.unregister(shim)
+    assert status == 200, page[:300]
+    assert f'<div class="page-header" style="border-color: #{color}">' in page
 
 
 class _Py310Connection:
