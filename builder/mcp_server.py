@@ -420,7 +420,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
     async def section_resource(index: str, id: str) -> str:
         """One section's markdown by id."""
         ix = reading(index)
-        if not id.isdecimal():
+        if not (id.isascii() and id.isdecimal()):  # as parse_ref reads an id: "١٢" is none
             raise ResourceNotFoundError(f"not a section id: {id!r}")
         shown = _show(ix, id, ResourceNotFoundError)
         assert isinstance(shown, Hit)  # an id names a section

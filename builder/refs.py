@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
     RefKind = Literal["id", "anchor", "line", "path"]
 
-_LINE = r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$"  # compiled on first use (re caches it)
+# [0-9], not \d: "a.md:١٢" is a path, as "a.md:12a" is; \d (and int()) read any script's digits.
+_LINE = r"^(?P<path>.+?):(?P<start>[0-9]+)(?:-(?P<end>[0-9]+))?$"  # compiled on first use (re caches it)
 
 
 class RefError(MdftsError):
@@ -42,7 +43,7 @@ def parse_ref(ref: str) -> Ref:
     text = ref.strip()
     if not text:
         raise RefError("empty reference; give an id, PATH#ANCHOR, PATH:LINE or PATH")
-    if text.isdecimal():  # not isdigit(): "²" is a digit that int() refuses
+    if text.isascii() and text.isdecimal():  # not isdigit() ("²"), nor "١٢", which int() reads as 12
         return Ref("id", text, id=int(text))
     if "#" in text:
         path, _, anchor = text.partition("#")

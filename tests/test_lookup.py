@@ -164,6 +164,22 @@ def test_parse_ref_forms() -> None:
         parse_ref("  ")
 
 
+@pytest.mark.parametrize("ref", ["a/b.md:١٢", "a/b.md:１２", "a/b.md:12-١٣", "a/b.md:۱۲", "١٢"],
+                         ids=["arabic-indic", "fullwidth", "arabic-indic-end", "persian", "arabic-indic-id"])
+def test_only_ascii_digits_make_a_line_or_an_id(ref: str) -> None:
+    # int() and str.isdecimal() take any script's digits: "a/b.md:١٢" was line 12 and "١٢" id 12.
+    # Like "a/b.md:12a", such a suffix is part of the path.
+    assert (parse_ref(ref).kind, parse_ref(ref).path, parse_ref(ref).line, parse_ref(ref).id) == (
+        "path", ref, None, None)
+
+
+def test_a_line_in_other_digits_names_no_section(ix: mdfts.Index) -> None:
+    assert isinstance(ix.show("services/payments.md:10"), mdfts.Hit)
+    with pytest.raises(RefError, match=r"^no document 'services/payments.md:١٠' in this index; nearest documents: "
+                                       r"services/payments.md"):
+        ix.show("services/payments.md:١٠")
+
+
 def test_build_json_summary(tmp_path: Path) -> None:
     result = run_cli(["build", FIXTURE_DOCS, "-o", tmp_path / "x.db", "--json"])
     summary = json.loads(result.stdout)

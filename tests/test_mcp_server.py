@@ -255,10 +255,11 @@ async def test_resources_and_instructions(client: Client, two_dbs: tuple[Path, P
 @pytest.mark.parametrize(("uri", "message"), [
     ("mdfts://ops/section/999999", "no section with id 999999 in this index"),
     ("mdfts://ops/section/runbooks", "not a section id: 'runbooks'"),
+    ("mdfts://ops/section/%D9%A1", "not a section id: '١'"),
     ("mdfts://ops/doc/runbooks/nope.md", "no document 'runbooks/nope.md' in this index; nearest documents: "),
     ("mdfts://ops/doc/runbooks/payments.md:90", "runbooks/payments.md:90: not a document path"),
     ("mdfts://nope/section/1", "no index 'nope'; indexes: ops"),
-], ids=["unknown-id", "not-an-id", "unknown-document", "not-a-document", "unknown-index"])
+], ids=["unknown-id", "not-an-id", "other-digits", "unknown-document", "not-a-document", "unknown-index"])
 async def test_a_resource_miss_says_why(client: Client, uri: str, message: str) -> None:
     with pytest.raises(MCPError) as err:
         await client.read_resource(uri)
