@@ -387,7 +387,7 @@ class Splitter:
                 continue  # containers (a quote opening on a heading's line) own no text
             rest = ""
             if tok.type == "html_block" and "<!--" in tok.content and not _RAW_TEXT.match(tok.content.lstrip(" ")):
-                self._cut_comments(tok.map[0], tok.map[1])
+                self._cut_comments(tok.map[0], tok.map[1], tok.content)
                 rest = without_comments(tok.content)  # the block as rendered (no container markers)
                 if not rest.strip():
                     if not self.open and self.lead_from is not None and self.lead_from >= tok.map[0]:
@@ -412,18 +412,40 @@ class Splitter:
                 if self.plain_text:
                     self.texts.append(" ".join(stripped.split()))
 
-    def _cut_comments(self, first: int, end: int) -> None:
-        """Cut each comment of an HTML block (lines first..end-1) from the section's body (see
-        _body), as parse.without_comments reads them: one never closed runs to the block's end."""
+    def _cut_comments(self, first: int, end: int, content: str) -> None:
+        """Cut each comment of an HTML block (lines first..end-1, `content` as markdown-it read
+        them) from the section's body (see _body), as parse.without_comments reads them: one never
+        closed runs to the block's end. What markdown-it took off the front of a line (a quote's
+        `> `, a list item's indent) is the container's, not the comment's, and stays: a comment's
+        lines in a quote are still quote lines."""
+        lines = content.split("\n")
         for begin, stop in comment_spans(self.text, self.offset(first), self.offset(end)):
-            self.cut_from.append(begin)
+            at = begin
+            line = bisect.bisect_right(self.line_starts, begin)  # the line after the one `<!--` is on
+            while line < end and (start := self.offset(line)) < stop:
+                keep = self._container_prefix(start, lines[line - first] if line - first < len(lines) else "")
+                if keep:  # else the cut runs on over the line break (_body keeps the breaks it spans)
+                    self.cut_from.append(at)
+                    self.cut_to.append(start)
+                    at = start + keep
+                line += 1
+            self.cut_from.append(at)
             self.cut_to.append(stop)
+
+    def _container_prefix(self, start: int, read: str) -> int:
+        """How many characters at the front of the line at `start` markdown-it left out of `read`,
+        its text of the line: a tab it widened into spaces leaves the line's own spaces counted too."""
+        eol = self.text.find("\n", start)
+        eol = len(self.text) if eol < 0 else eol
+        if not self.text.endswith(read, start, eol):
+            read = read.lstrip(" \t")
+        return eol - start - len(read) if self.text.endswith(read, start, eol) else 0
 
     def _body(self, start: int, end: int) -> str:
         """The text of lines start..end-1, each HTML comment in its HTML blocks left out (its line
-        breaks kept, so the body's lines stay the file's): a reader never sees one, and the words
-        of a commented-out paragraph are not what a section says. Without the last line's break,
-        as "\n".join(lines[start:end])."""
+        breaks and its lines' quote markers kept, so the body's lines stay the file's): a reader
+        never sees one, and the words of a commented-out paragraph are not what a section says.
+        Without the last line's break, as "\n".join(lines[start:end])."""
         lo, hi = self.offset(start), self.offset(end)
         if hi > lo and self.text[hi - 1] == "\n":
             hi -= 1

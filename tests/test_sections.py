@@ -253,7 +253,7 @@ def test_html_comments_are_cut_from_the_body_their_lines_kept() -> None:
     assert kiln.body.count("\n") == len(lines) - 2
     assert kiln.body == (
         "# Kiln\n\nFire at cone six.\n\n\n\n```html\n<!-- a comment in code is code -->\n```\n\n"
-        "    <!-- so is one in indented code -->\n\n> \n <b>Loaded</b> shelves\n\n\nCool for a day.\n\n\n"
+        "    <!-- so is one in indented code -->\n\n> \n>  <b>Loaded</b> shelves\n\n\nCool for a day.\n\n\n"
     )
     assert {t.token for t in kiln.tokens}.isdisjoint({"GLAZE_OVEN_URL", "PAYMENTS_DB_URL"})
 
@@ -288,11 +288,13 @@ def test_every_comment_of_a_comment_block_is_cut() -> None:
     ("block", "body", "tokens"),
     [
         ("<div>\n<!-- GLAZE_OVEN_URL -->\nShown\n</div>", "<div>\n\nShown\n</div>", set()),
-        ("> <div>\n> <!-- a\n> GLAZE_OVEN_URL --> KILN_MAX\n> </div>", "> <div>\n> \n KILN_MAX\n> </div>", {"KILN_MAX"}),
+        ("> <div>\n> <!-- a\n> GLAZE_OVEN_URL --> KILN_MAX\n> </div>", "> <div>\n> \n>  KILN_MAX\n> </div>", {"KILN_MAX"}),
         ("<script>\nvar GLAZE_OVEN_URL = '<!-- text -->';\n</script>",
          "<script>\nvar GLAZE_OVEN_URL = '<!-- text -->';\n</script>", {"GLAZE_OVEN_URL"}),
+        # markdown-it reads "\t x" as "   x" (the tab widened): the line's own space stays with the tab.
+        ("- a\n\n\t<!--\n\t GLAZE_OVEN_URL\n\t-->", "- a\n\n\t\n\t \n\t", set()),
     ],
-    ids=["in-a-div", "in-a-quoted-div", "in-a-script-it-is-text"],
+    ids=["in-a-div", "in-a-quoted-div", "in-a-script-it-is-text", "in-a-list-item-indented-by-a-tab"],
 )
 def test_a_comment_inside_an_html_block_is_cut(block: str, body: str, tokens: set[str]) -> None:
     """A comment inside any HTML block is cut as one that opens it is; in a <script>, <style> or
@@ -300,6 +302,51 @@ def test_a_comment_inside_an_html_block_is_cut(block: str, body: str, tokens: se
     (h,) = split_sections("t.md", "# H\n\n" + block + "\n").sections
     assert h.body == "# H\n\n" + body
     assert {t.token for t in h.tokens} == tokens
+
+
+QUOTED_COMMENTS = """# Kiln
+
+> Fire slowly.
+> <!-- TODO: ask
+> about saggar wadding
+>
+> -->
+> Then cool.
+
+- Load the shelves
+
+  <!--
+    bisque kilnwash
+  -->
+  evenly.
+"""
+
+
+def test_a_comment_in_a_quote_or_a_list_item_keeps_each_line_s_markers(tmp_path: Path) -> None:
+    """A comment's lines in a block quote or a list item lose the comment, not the container's
+    `> ` or indent: the stored body still reads as the quote it was. The markers are no words, so
+    what is searched and how it ranks is as if those lines had held nothing but them."""
+    import sqlite3
+
+    import mdfts
+    from mdfts.build import build_index
+
+    kept = ("# Kiln\n\n> Fire slowly.\n> \n> \n>\n> \n> Then cool.\n\n"
+            "- Load the shelves\n\n  \n  \n  \n  evenly.")
+    for name, text in (("commented", QUOTED_COMMENTS), ("blank", kept + "\n")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "kiln.md").write_text(text, encoding="utf-8")
+        build_index([tmp_path / name], tmp_path / f"{name}.db")
+    db = tmp_path / "commented.db"
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("select body from sections").fetchall() == [(kept,)]
+        for word in ("TODO", "ask", "saggar", "wadding", "bisque", "kilnwash"):
+            assert conn.execute("select count(*) from sections_fts where sections_fts match ?",
+                                (word,)).fetchone() == (0,), word
+            assert mdfts.search(db, word) == [], word
+    for q in ("fire slowly", "shelves evenly", "kiln"):
+        assert [(h.heading, h.score) for h in mdfts.search(db, q)] == [
+            (h.heading, h.score) for h in mdfts.search(tmp_path / "blank.db", q)], q
 
 
 def test_a_sections_comments_are_held_as_offsets_until_it_closes() -> None:
