@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from mdfts.artifact import KIND_COLUMNS, KINDS, source_link
-from mdfts.errors import MdftsError
+from mdfts.errors import MdftsError, QueryError
 from mdfts.index import Index, open_index
 from mdfts.records import (
     DocumentEntry,
@@ -136,12 +136,20 @@ def _url(ix: Index, row: dict[str, Any]) -> str | None:
     return source_link(ix.meta, row)
 
 
+def _whole(value: int, name: str = "limit") -> int:
+    """`value` when it is an int; else a QueryError naming it. SQLite refused a float as a LIMIT
+    ("datatype mismatch"), a str failed the `< 1` test as a TypeError, and True read as 1."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise QueryError(f"{name} must be an int, not {value!r:.40}")
+
+
 def search_hits(ix: Index, q: str, limit: int = 10, explain: bool = False,
                 path_prefix: str | None = None) -> list[Hit]:
     """Search results as Hit records; `path_prefix` keeps documents under a path (search.sql's
     :prefix: the search runs within them); `explain` is passed to search.sql when the index's
     copy takes it. An older index's search.sql without :prefix has its best 200 filtered here."""
-    if limit < 1:  # SQLite reads a negative LIMIT as none at all
+    if _whole(limit) < 1:  # SQLite reads a negative LIMIT as none at all
         return []
     # A NUL separates words like any control character: SQLite's string functions stop at one,
     # so search.sql would read only the text before it ("\0rollback" found nothing).
@@ -269,13 +277,13 @@ def section_page(ix: Index, section_id: int, max_children: int = MAX_CHILDREN) -
     """A section (the stored `section` query, as a Hit with its url) with its ancestors, parent,
     previous, next and first `max_children` children as links, and its exact tokens; None when
     no section has that id. Every read is bounded, whatever the document holds."""
+    max_children = max(_whole(max_children, "max_children"), 0)  # SQLite reads a negative LIMIT as none at all
     if not 0 <= section_id <= MAX_ID:
         return None
     rows = ix.run("section", id=section_id)
     if not rows:
         return None
     row = rows[0]
-    max_children = max(max_children, 0)  # SQLite reads a negative LIMIT as none at all
     ancestors: list[SectionLink] = []
     up = row["parent_id"]
     while up is not None and len(ancestors) < MAX_DEPTH:
@@ -335,7 +343,7 @@ def token_hits(ix: Index, tok: str, kind: str | None = None, limit: int = 20) ->
     """Sections holding an exact token (case-exact first), as Hit records with token, kind, exact."""
     if kind is not None and kind not in KINDS:  # else a misspelt kind reads as "no section has it"
         raise MdftsError(f"no token kind {kind!r}; kinds: {', '.join(KINDS)}")
-    if limit < 1:  # SQLite reads a negative LIMIT as none at all
+    if _whole(limit) < 1:  # SQLite reads a negative LIMIT as none at all
         return []
     # token.sql has no kind filter (a new parameter would break callers that bind every name):
     # read more rows until `limit` of the kind are in, or there are no more.
@@ -387,6 +395,7 @@ def context_block(ix: Index, question: str, max_tokens: int = 2000, format: Form
 def rrf_merge(lists: dict[str, list[Hit]], limit: int, k: int = 60) -> list[Hit]:
     """Hits of several indexes fused by reciprocal rank (bm25 scores do not compare across files):
     each hit's score becomes sum(1 / (k + rank)) and it names its index."""
+    _whole(limit)
     fused: dict[tuple[str, int], float] = {}
     best: dict[tuple[str, int], tuple[int, Hit]] = {}
     for name, hits in lists.items():

@@ -4,9 +4,11 @@ outlines, token kinds, stored queries, numbers as numbers, and source URLs."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -279,6 +281,27 @@ def test_a_limit_below_one_gives_no_hits(ix: mdfts.Index, limit: int) -> None:
     # A misspelt kind is still named as one, whatever the limit.
     with pytest.raises(mdfts.MdftsError, match="^no token kind 'env'"):
         ix.token("E1027", kind="env", limit=limit)
+
+
+@pytest.mark.parametrize(("limit", "shown"), [(2.5, "2.5"), ("3", "'3'"), (True, "True"), (None, "None")],
+                         ids=["float", "str", "bool", "none"])
+def test_a_limit_that_is_no_int_is_a_one_line_error(ix: mdfts.Index, limit: Any, shown: str) -> None:
+    # A float was SQLite's "datatype mismatch", a str a TypeError from `limit < 1`, True a limit of 1.
+    message = f"^limit must be an int, not {re.escape(shown)}$"
+    calls: list[Callable[[], object]] = [
+        lambda: ix.search("payments rollback", limit=limit),
+        lambda: next(ix.search_many(["payments rollback"], limit=limit)),
+        lambda: mdfts.search(ix, "payments rollback", limit=limit),
+        lambda: ix.token("E1027", limit=limit),
+        lambda: ix.token("E1027", kind="error_code", limit=limit),
+        lambda: ix.context("payments rollback", limit=limit),
+        lambda: mdfts.rrf_merge({"a": ix.search("payments rollback")}, limit),
+    ]
+    for call in calls:
+        with pytest.raises(mdfts.QueryError, match=message):
+            call()
+    with pytest.raises(mdfts.QueryError, match=f"^max_children must be an int, not {re.escape(shown)}$"):
+        ix.section_page(ix.search("payments rollback")[0].id, max_children=limit)
 
 
 def test_threads_share_one_open_index(ix: mdfts.Index) -> None:
