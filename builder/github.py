@@ -30,6 +30,9 @@ API_VERSION = "2022-11-28"  # X-GitHub-Api-Version; GitHub Enterprise Server kno
 LOW_WATER = 2  # with this many requests left or fewer, wait for the reset before the next one
 MAX_RETRIES = 3  # per request, for rate limits and for server errors alike
 FIRST_BACKOFF = 60.0  # a rate limit that names no time to wait: 60 s, 120 s, 240 s
+# No requests left, yet the reset already past by this machine's clock (it runs ahead of
+# GitHub's): the reset says nothing, so 5 s, 10 s, 20 s, not three retries in the same second.
+PAST_RESET_BACKOFF = 5.0
 DEFAULT_MAX_WAIT = 900.0  # seconds of rate-limit waiting a whole build may spend
 MAX_FILE_BYTES = 8 << 20  # one kept file
 MAX_TOTAL_BYTES = 256 << 20  # all kept files of one source
@@ -178,10 +181,11 @@ class GitHubClient:
 
     every response's x-ratelimit-* headers are read; with `low_water` requests left or fewer, the
     next API request waits for the reset; a 429, or a 403 with retry-after, remaining 0 or a rate-limit
-    message, waits retry-after seconds, else (remaining 0) until the reset, else 60 s doubling, at most
-    3 times; any other 403 fails at once; 5xx and network errors retry after 1, 2, 4 s. Rate-limit waits add up to
-    at most `max_wait` seconds (0: fail at once) over the client's life. The token goes to the API
-    host only: along a redirect only to the API's own origin.
+    message, waits retry-after seconds, else (remaining 0) until the reset (5 s doubling when this
+    clock has it past already), else 60 s doubling, at most 3 times; any other 403 fails at once;
+    5xx and network errors retry after 1, 2, 4 s. Rate-limit waits add up to at most `max_wait`
+    seconds (0: fail at once) over the client's life. The token goes to the API host only: along a
+    redirect only to the API's own origin.
     """
 
     api_url: str = DEFAULT_API_URL
@@ -285,7 +289,8 @@ class GitHubClient:
         # up to an hour away, and GitHub asks for a back-off of a minute or more instead.
         if (headers.get("x-ratelimit-remaining") or "").strip() == "0" and \
                 (headers.get("x-ratelimit-reset") or "").strip().isdigit():
-            return self._until_reset()
+            until = self._until_reset()
+            return until if until > 1 else PAST_RESET_BACKOFF * 2.0**retries
         return FIRST_BACKOFF * 2.0**retries
 
 

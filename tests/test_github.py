@@ -341,6 +341,19 @@ def test_rate_limited_403_waits_for_the_reset_and_429_for_retry_after(github: Fa
     assert (answer.status, clock.sleeps, len(github.seen)) == (200, [3.0, 1.0], 3)
 
 
+def test_a_reset_already_past_by_this_clock_backs_off_a_few_seconds(github: FakeGitHub, clock: Clock) -> None:
+    """No requests left and a reset this clock has passed (it runs ahead of GitHub's): waiting
+    "until the reset" was no wait, and the three retries went out in the same second."""
+    past = {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(FAKE_NOW) - 30)}
+    github.script = [Canned("any", 403, past, b'{"message": "API rate limit exceeded"}'), Canned("any", 429, past)]
+    _client(github, clock).get("repos/acme/handbook/commits/main", accept="application/vnd.github.sha").close()
+    assert (clock.sleeps, len(github.seen)) == ([5.0, 10.0], 3)
+    github.script = [Canned("any", 429, past) for _ in range(4)]
+    with pytest.raises(MdftsError, match=r"still limited after 3 retries \(HTTP 429\)"):
+        _client(github, clock).get("repos/acme/handbook/commits/main")
+    assert clock.sleeps[2:] == [5.0, 10.0, 20.0]
+
+
 def test_four_429s_give_up_after_three_retries(github: FakeGitHub, clock: Clock) -> None:
     github.script = [_limited(429) for _ in range(4)]
     with pytest.raises(MdftsError, match=r"still limited after 3 retries \(HTTP 429\)"):
