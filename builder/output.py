@@ -261,11 +261,13 @@ def _places(t: TokenChange, show: Callable[[str], str] = str) -> str:
 
 
 def _elsewhere(t: TokenChange) -> str:
+    # A removed token's count is of the new index, an added one's of the old: one that moved
+    # from two documents to a third was "already in 2 other documents" of an index with it once.
     n = t["other_documents"]
     docs = f"{n} other document{'s' if n != 1 else ''}"
     if t["status"] == "removed":
         return f"still in {docs}" if n else "gone from the index"
-    return f"already in {docs}" if n else "new to the index"
+    return f"in {docs} before" if n else "new to the index"
 
 
 def _changed_paths(diff: Diff) -> set[str]:

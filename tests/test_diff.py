@@ -100,7 +100,7 @@ def test_text_output(pair: tuple[Path, Path]) -> None:
         "exact tokens\n"
         "  + --canary (cli_flag)              guides/deploy.md:8  (new to the index)\n"
         "  + --urgent (cli_flag)              guides/alerts.md:1  (new to the index)\n"
-        "  + LOG_LEVEL (env_var)              guides/alerts.md:1  (already in 1 other document)\n"
+        "  + LOG_LEVEL (env_var)              guides/alerts.md:1  (in 1 other document before)\n"
         "  + PAYMENTS_DATABASE_URL (env_var)  guides/setup.md:7  (new to the index)\n"
         "  - NOTES_TOKEN (env_var)            notes.md:1  (gone from the index)\n"
         "  - PAYMENTS_DB_URL (env_var)        guides/setup.md:7  (still in 1 other document)\n"
@@ -142,6 +142,29 @@ def test_markdown_tables_are_capped(pair: tuple[Path, Path], monkeypatch: pytest
     assert "\n…and 2 more documents; `mdfts diff --json` lists them all.\n" in md
     assert "\n…and 4 more exact tokens; `mdfts diff --json` lists them all.\n" in md
     assert "`notes.md`" not in md
+
+
+def test_a_token_that_moved_says_where_it_was_and_where_it_still_is(tmp_path: Path) -> None:
+    """An added token's count is of the old index, a removed one's of the new: a token moved from
+    two documents to a third was "already in 2 other documents" of an index that had it once."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    old, new = tmp_path / "old.db", tmp_path / "new.db"
+    for name, text in (("a.md", "Set `KILN_TEMP_MAX`."), ("b.md", "Set `KILN_TEMP_MAX` too."), ("c.md", "Not yet.")):
+        (docs / name).write_text(f"# {name[0].upper()}\n\n{text}\n", encoding="utf-8")
+    build_index([docs], old)
+    for name, text in (("a.md", "Gone."), ("b.md", "Gone too."), ("c.md", "Set `KILN_TEMP_MAX`.")):
+        (docs / name).write_text(f"# {name[0].upper()}\n\n{text}\n", encoding="utf-8")
+    build_index([docs], new)
+    assert [(t["status"], [p["path"] for p in t["places"]], t["other_documents"])
+            for t in diff_indexes(old, new)["tokens"]] == [("added", ["c.md"], 2), ("removed", ["a.md", "b.md"], 1)]
+    result = CliRunner().invoke(cli, ["diff", str(old), str(new)])
+    assert result.stdout.split("\n\n")[-1] == (
+        "exact tokens\n"
+        "  + KILN_TEMP_MAX (env_var)  c.md:1  (in 2 other documents before)\n"
+        "  - KILN_TEMP_MAX (env_var)  a.md:1, b.md:1  (still in 1 other document)\n")
+    result = CliRunner().invoke(cli, ["diff", str(old), str(new), "--format", "markdown"])
+    assert "| added | `KILN_TEMP_MAX` | env_var | `c.md:1` | in 2 other documents before |\n" in result.stdout
 
 
 def test_markdown_places_stay_inside_their_cell(tmp_path: Path) -> None:
