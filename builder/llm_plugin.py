@@ -57,7 +57,7 @@ def mdfts_fragments(argument: str) -> list[llm.Fragment]:
                                      + ", ".join(e.anchor for e in shown.entries[:8] if e.anchor) + ")")
                 return [_fragment(shown)]
             given = params.get("k") or "5"
-            if not given.isdecimal() or int(given) < 1:
+            if not (given.isascii() and given.isdecimal()) or int(given) < 1:  # int() reads "١٢" as 12
                 raise MdftsError(f"mdfts:{argument}: k is the number of sections, a whole number from 1")
             k = int(given)
             if "token" in params:

@@ -103,7 +103,7 @@ def test_core_does_not_import_llm(sample_db: Path) -> None:
     assert out.stdout == "False False\n", out.stderr
 
 
-@pytest.mark.parametrize("k", ["0", "-1", "abc"])
+@pytest.mark.parametrize("k", ["0", "-1", "abc", "\u0661\u0662"])
 def test_a_count_of_sections_that_is_no_count_says_so(sample_db: Path, k: str) -> None:
     loader = llm.get_fragment_loaders()["mdfts"]
     with pytest.raises(ValueError, match=rf"^mdfts:.*k={k}: k is the number of sections, a whole number from 1$"):
