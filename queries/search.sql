@@ -248,7 +248,7 @@ part(pos, w, df, idf, wide, pw, t, n, strong, ident, tok, prv, nxt, asksym, cnt)
 key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide, multi, split, asksym,
     describes, kpos, hx, cut, aexpr, fexpr) as materialized (
   select pos, t, n, strong, ident, df, idf,
-    expr || case when tok then '' else camelx end, expr || camelx,
+    expr || case when tok then '' else camelx end, expr || camelx || coalesce(hapart, ''),
     sum(idf) over (), nparts,
     1.0 / (1 + coalesce(length(comp) - length(replace(comp, ' ', '')) + 1, 0)), tok,
     wide and not min(wide) over (), nparts > 1 or camel is not null, camel is not null, asksym,
@@ -268,7 +268,8 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
   select *, case when pw and nparts = 1 then '- {path} : ' || replace(e0, '" OR "', '" OR - {path} : "') else e0 end as expr
   from (
   select *, '"' || replace(t, '"', '""') || '"' || syn || coalesce(' OR "' || replace(comp, ' ', '" OR "') || '"', '')
-              || coalesce(' OR ' || apart, '') as e0,
+              || coalesce(' OR ' || case when apartok then apart0 end, '') as e0,
+    case when not apartok then ' OR ' || apart0 end as hapart,
     coalesce(' OR "' || replace(camel, '"', '""') || '"', '') as camelx,
     -- (aexpr: see m; NULL when the term stands as it is)
     case when nparts > 1 and not strong and df > 20000
@@ -302,26 +303,34 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
       (select group_concat(j.w, ' ')
        from (select part.prv || part.n as w union all select part.n || part.nxt) as j
        where j.w not glob '*[^a-z0-9]*' and exists (select 1 from term_df as d where d.term = j.w)) as comp,
-      -- (apart: a compound as the two words the docs may write instead, as a phrase: filesystem
-      -- → "file system", healthcheck → "health check", setup → "set up"; each half a word the
-      -- index holds (its stem in term_df: itself, or less a final s, e or es), of three
-      -- letters or more and no stop word, or the particle up, in, on or off after the first;
-      -- only when the index holds the compound itself in one section at most (part's count):
-      -- where the docs write it as one word, "clean up" would dilute what "cleanup" finds; NULL
-      -- when no split holds. The reverse of comp)
-      case when not part.ident and part.cnt <= 1 and length(part.n) >= 6 and part.n not glob '*[^a-z]*' then (
+      -- (apart0: a compound as the two words the docs may write instead, as a phrase: filesystem
+      -- → "file system", healthcheck → "health check", cleanup → "clean up"; each half a word
+      -- the index holds (its stem in term_df: itself, or less a final s, e or es), of three
+      -- letters or more and no stop word, or the particle up, in, on or off after the first
+      -- (five letters are enough for that: setup → "set up", login → "log in"); NULL when no
+      -- split holds. The reverse of comp. It goes into expr (apartok) only when the index holds
+      -- the compound itself in one section at most (part's count): where the docs write it as
+      -- one word, "clean up" would dilute what "cleanup" finds in bm25. Else, for a compound
+      -- that ends in a particle (a phrasal verb written as one word: rollback, setup, shutdown,
+      -- failover), it goes into hexpr only (`hapart`): the candidates' own lookups (hit) see
+      -- "Rolling back a migration" and "Setting up rbenv" hold what "rollback" and "setup" ask
+      -- for - porter's stems meet the verb's forms - while what picks the candidates and feeds
+      -- bm25 stays as it was)
+      case when not part.ident and length(part.n) >= 5 and part.n not glob '*[^a-z]*'
+                and (part.cnt <= 1 or part.n glob '*up' or part.n glob '*in' or part.n glob '*on' or part.n glob '*off'
+                     or part.n glob '*out' or part.n glob '*down' or part.n glob '*back' or part.n glob '*over') then (
         select group_concat('"' || substr(part.n, 1, k.i) || ' ' || substr(part.n, k.i + 1) || '"', ' OR ')
         from (with recursive c(i) as (select 3 union all select i + 1 from c where i < length(part.n) - 2)
               select i from c) as k
         where substr(part.n, 1, k.i) not in (select word from mdfts_stopwords)
           and exists (select 1 from term_df as d
                       where d.term in (substr(part.n, 1, k.i), rtrim(substr(part.n, 1, k.i), 'e')))
-          and ((length(part.n) - k.i >= 3 and substr(part.n, k.i + 1) not in (select word from mdfts_stopwords)
+          and ((length(part.n) >= 6 and length(part.n) - k.i >= 3 and substr(part.n, k.i + 1) not in (select word from mdfts_stopwords)
                 and exists (select 1 from term_df as d
                             where d.term in (substr(part.n, k.i + 1), rtrim(substr(part.n, k.i + 1), 's'),
                                              rtrim(substr(part.n, k.i + 1), 'e'),
                                              case when part.n glob '*es' then substr(part.n, k.i + 1, length(part.n) - k.i - 2) end)))
-               or substr(part.n, k.i + 1) in ('up', 'in', 'on', 'off'))) end as apart,
+               or substr(part.n, k.i + 1) in ('up', 'in', 'on', 'off'))) end as apart0, part.cnt <= 1 as apartok,
       -- (a CamelCase term as the words it is made of, "Out Of Sync" for OutOfSync, split where
       -- the build splits a heading's and a file name's (mdfts.words.camel_parts): so it finds a
       -- heading that writes them apart, as "out of sync" finds a heading OutOfSync; NULL when it

@@ -1253,6 +1253,22 @@ def test_a_compound_the_docs_write_stays_whole(tmp_path: Path) -> None:
     assert {h.path for h in hits} == {"kiln/a.md", "kiln/b.md"}
 
 
+def test_a_phrasal_compound_the_docs_write_still_finds_the_verb(tmp_path: Path) -> None:
+    """A compound that ends in a particle (a phrasal verb written as one word: cooldown, rollback,
+    setup) finds the section that writes the verb ("Cooling down a glaze kiln") even where the
+    docs also write the compound: its split counts in the candidates' own evidence, while the
+    compound alone still picks what bm25 scores (see the test above)."""
+    files = {
+        "kiln/a.md": "# Kiln\n\n## Cooldown\n\nThe cooldown takes a day; a kiln is slow.\n",
+        "kiln/b.md": "# Shed kiln\n\n## Cooldown log\n\nLog each cooldown of the shed kiln.\n",
+        "yard/notes.md": "# Yard\n\n## Notes\n\nPut the cool shelves down by the door.\n",
+        "kiln/glaze.md": ("# Glaze firing\n\n## Cooling down a glaze kiln\n\nLeave the glaze kiln shut "
+                          "until it reads under 100 C.\n\n## Loading\n\nLoad the glaze kiln with care.\n"),
+    }
+    hits = mdfts.search(build_case(tmp_path, files), "glaze kiln cooldown", limit=3)
+    assert (hits[0].path, hits[0].heading) == ("kiln/glaze.md", "Cooling down a glaze kiln")
+
+
 def test_a_short_plural_gets_its_stems_weight(tmp_path: Path) -> None:
     """Porter drops the s of a three-letter word (ops → op): its df is the stem's, so a word in
     most sections is not weighed as one in none (the rarest term of the query)."""
