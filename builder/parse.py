@@ -6,6 +6,7 @@ import dataclasses
 import html
 import re
 import types
+import unicodedata
 import urllib.parse
 from collections.abc import Callable, Iterator
 from functools import lru_cache
@@ -16,7 +17,6 @@ from markdown_it.parser_block import RuleFuncBlockType
 from markdown_it.ruler import Ruler
 from markdown_it.rules_block import StateBlock
 from markdown_it.token import Token
-from mdit_py_plugins.anchors.index import slugify
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 __all__ = ["Token", "parse_blocks", "stream_blocks", "heading_text", "plain_inline", "split_code_spans", "slugify",
@@ -388,6 +388,34 @@ def stream_blocks(text: str, sink: Callable[[list[Token]], None], env: dict[str,
     md.block.tokenize(state, state.line, state.lineMax)
     if state.tokens:
         sink(state.tokens)
+
+
+# What github-slugger keeps of a heading: letters, marks (a Devanagari or Thai vowel sign, a
+# decomposed accent), decimal and letter numbers, connector punctuation, `-` and the space; plus
+# the circled and squared letters Unicode calls alphabetic. Everything else (punctuation, emoji,
+# other numbers such as ² and ½, control characters) goes. Python's \w drops marks and keeps ²,
+# so an anchor spelled with it missed every Hindi or Thai heading (हिन्दी → हनद).
+_SLUG_CATEGORIES = frozenset({"Nd", "Nl", "Pc"})
+_SLUG_SYMBOLS = ((0x24B6, 0x24E9), (0x1F130, 0x1F149), (0x1F150, 0x1F169), (0x1F170, 0x1F189))
+_ASCII_NOT_SLUG = re.compile(r"[^A-Za-z0-9_\- ]")
+
+
+def _slug_char(ch: str) -> bool:
+    cat = unicodedata.category(ch)
+    if cat[0] in "LM" or cat in _SLUG_CATEGORIES or ch in "- ":
+        return True
+    return cat == "So" and any(lo <= ord(ch) <= hi for lo, hi in _SLUG_SYMBOLS)
+
+
+def slugify(title: str) -> str:
+    """github-slugger's slug of a heading's text: lower case, every character it does not keep
+    removed, each space a hyphen (no collapsing: `C++ & Rust` → `c--rust`)."""
+    lower = title.lower()
+    if lower.isascii():
+        kept = _ASCII_NOT_SLUG.sub("", lower)
+    else:
+        kept = "".join([ch for ch in lower if _slug_char(ch)])
+    return kept.replace(" ", "-")
 
 
 # markdown-it's inline parser is quadratic on some long lines (50,000 unclosed `[a](`); a heading

@@ -397,3 +397,27 @@ def test_fixture_heading_lines_equal_a_full_markdown_it_parse() -> None:
 
 def test_sample_docs_are_found() -> None:
     assert len(SAMPLE_FILES) >= 20 and Path(SAMPLE_DOCS / SAMPLE_FILES[0]).is_file()
+
+
+@pytest.mark.parametrize(
+    ("heading", "anchor"),
+    [
+        ("हिन्दी भाषा", "हिन्दी-भाषा"),  # Devanagari vowel signs are marks (Mn, Mc): part of the word
+        ("การติดตั้ง ระบบ", "การติดตั้ง-ระบบ"),  # so are Thai vowels and tone marks
+        ("Cafe\u0301 menu", "cafe\u0301-menu"),  # a decomposed accent
+        ("İstanbul", "i\u0307stanbul"),  # lower() gives i + a combining dot
+        ("x² and ½ cup", "x-and--cup"),  # other numbers (No) are symbols to the slugger
+        ("Ⓐ circled", "ⓐ-circled"),  # an alphabetic symbol stays
+        ("a‿b tie", "a‿b-tie"),  # connector punctuation stays, as `_` does
+        ("Ⅻ Roman", "ⅻ-roman"),  # a letter number stays
+        ("🚀 Quick start", "-quick-start"),
+        ("C++ & Rust", "c--rust"),
+    ],
+    ids=["devanagari", "thai", "combining-accent", "dotted-capital-i", "other-numbers", "circled-letter",
+         "connector", "roman-numeral", "emoji", "punctuation"],
+)
+def test_anchors_are_github_sluggers(heading: str, anchor: str) -> None:
+    """Anchors as github-slugger 2.0.0 spells them (each expected value is its output): a link to
+    `#हिन्दी-भाषा` in a Hindi doc names this heading, and `show` and `check` agree with GitHub."""
+    doc = split_sections("slug.md", f"# {heading}\n")
+    assert [s.anchor for s in doc.sections] == [anchor]
