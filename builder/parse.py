@@ -19,7 +19,7 @@ from markdown_it.rules_block import StateBlock
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-__all__ = ["Token", "parse_blocks", "stream_blocks", "heading_text", "plain_inline", "split_code_spans", "slugify",
+__all__ = ["Token", "parse_blocks", "stream_blocks", "rendered_heading", "plain_inline", "split_code_spans", "slugify",
            "render_html", "raw_html", "comment_spans", "without_comments"]
 
 
@@ -426,20 +426,21 @@ MAX_INLINE_HEADING = 4096
 _INLINE_MARKUP = re.compile(r"[\\&`*_\[\]!<>~\n]")
 
 
-def heading_text(raw: str) -> str:
-    """A heading's text without inline markup: text and code spans, as the anchors plugin reads it."""
+def rendered_heading(raw: str) -> str:
+    """A heading's text as a page has it, what GitHub slugs: its text and code spans, spaced as
+    written (an image or tag between two spaces leaves both), a line break as "\n"."""
     if len(raw) > MAX_INLINE_HEADING:
-        return " ".join(plain_inline(raw).split())
+        return plain_inline(raw)
     if not _INLINE_MARKUP.search(raw):
-        return " ".join(raw.split())  # nothing for the inline parser to do
+        return raw  # nothing for the inline parser to do
     parts: list[str] = []
     for tok in _inline_parser().parseInline(raw):
         for child in tok.children or ():
             if child.type in ("text", "code_inline"):
                 parts.append(child.content)
             elif child.type in ("softbreak", "hardbreak"):
-                parts.append(" ")
-    return " ".join("".join(parts).split())
+                parts.append("\n")
+    return "".join(parts)
 
 
 _BACKTICKS = re.compile(r"`+")

@@ -29,8 +29,8 @@ from mdfts.parse import (
     TOML_FRONT_MATTER,
     Token,
     comment_spans,
-    heading_text,
     plain_inline,
+    rendered_heading,
     slugify,
     split_code_spans,
     stream_blocks,
@@ -469,8 +469,11 @@ class Splitter:
         idx, start, level, raw = self.count, self.start, self.level, self.raw
         self.count += 1
         if level:
-            heading = heading_text(raw)
-            anchor = self.slugger.slug(heading)
+            rendered = rendered_heading(raw)
+            heading = " ".join(rendered.split())
+            # GitHub slugs the text as rendered: "a  b" is #a--b, a setext heading's line break is
+            # dropped (#runsover), and only the ends are stripped.
+            anchor = self.slugger.slug(rendered.strip())
             stack = self.stack
             while stack and stack[-1][0] >= level:
                 stack.pop()

@@ -31,7 +31,8 @@ OUTLINES = [
     ("html_block.md", [(1, "Html", "html", 1, 6), (2, "After the HTML", "after-the-html", 7, 7)]),
     ("setext.md", [
         (1, "Setext title", "setext-title", 1, 5),
-        (2, "A heading that runs over two lines", "a-heading-that-runs-over-two-lines", 6, 10),
+        # GitHub drops the line break from the anchor (github-slugger: whitespace other than a space)
+        (2, "A heading that runs over two lines", "a-heading-that-runsover-two-lines", 6, 10),
     ]),
     ("atx_closing.md", [
         (1, "Closed title", "closed-title", 1, 2),
@@ -421,3 +422,25 @@ def test_anchors_are_github_sluggers(heading: str, anchor: str) -> None:
     `#हिन्दी-भाषा` in a Hindi doc names this heading, and `show` and `check` agree with GitHub."""
     doc = split_sections("slug.md", f"# {heading}\n")
     assert [s.anchor for s in doc.sections] == [anchor]
+
+
+@pytest.mark.parametrize(
+    ("text", "heading", "anchor"),
+    [
+        ("## a  b\n", "a b", "a--b"),  # each space a hyphen, as written
+        ("## [Link](http://x) and ![logo](i.png) `code`\n", "Link and code", "link-and--code"),  # the image's place
+        ("## A <kbd>Ctrl</kbd>  key\n", "A Ctrl key", "a-ctrl--key"),
+        ("## Tab\theading\n", "Tab heading", "tabheading"),  # whitespace other than a space is removed
+        ("A heading that runs\nover two lines\n---\n", "A heading that runs over two lines",
+         "a-heading-that-runsover-two-lines"),  # so is the line break of a setext heading
+        ('## <img src="logo.png"> Features\n', "Features", "features"),  # leading whitespace is removed
+        ("## My Section 🏃🏼\n", "My Section 🏃🏼", "my-section-"),  # before the emoji goes
+    ],
+    ids=["two-spaces", "image", "html", "tab", "setext-lines", "leading-image", "trailing-emoji"],
+)
+def test_an_anchor_slugs_the_heading_as_rendered(text: str, heading: str, anchor: str) -> None:
+    """GitHub slugs a heading's text as the page has it (github-slugger agrees on every case here):
+    its spacing is not collapsed, as the `heading` column's is, so a link that works on GitHub
+    works with `show` and passes `check`."""
+    [section] = split_sections("rendered.md", text).sections
+    assert (section.heading, section.anchor) == (heading, anchor)
