@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from mdfts.errors import MdftsError
@@ -76,14 +77,27 @@ def _clean_path(path: str) -> str:
     return path.lstrip("/")
 
 
+@functools.lru_cache(maxsize=64)  # one call a row of the document
 def _slug(text: str) -> str:
-    return re.sub(r"[^\w\- ]", "", text.strip().lower()).replace(" ", "-")
+    from mdfts.parse import slugify  # (markdown-it: only when the quicker readings miss)
+
+    return slugify(text.strip())
+
+
+def _hyphens(anchor: str) -> str:
+    return re.sub("-+", "-", anchor.lower())
 
 
 def pick_anchor(rows: Sequence[Mapping[str, Any]], anchor: str) -> Mapping[str, Any] | None:
-    """The outline row for an anchor: exact, else case-insensitive, else as a heading's slug."""
+    """The outline row for an anchor: exact, else case-insensitive, else as a heading's slug, else
+    with each run of hyphens as one (MkDocs' slug of `with  Multiple`, where GitHub writes two).
+    Percent-encoded, as a browser copies a fragment (`#%EF%B8%8F-licensing`), it is decoded first."""
+    import urllib.parse
+
+    anchor = urllib.parse.unquote(anchor)
     tests: list[Callable[[str], bool]] = [
-        lambda a: a == anchor, lambda a: a.lower() == anchor.lower(), lambda a: a == _slug(anchor)]
+        lambda a: a == anchor, lambda a: a.lower() == anchor.lower(), lambda a: a == _slug(anchor),
+        lambda a: _hyphens(a) == _hyphens(anchor)]
     for test in tests:
         for row in rows:
             if test(row["anchor"]):

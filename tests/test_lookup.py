@@ -366,3 +366,32 @@ def test_info_describes_the_file_it_has_open(fixture_db: Path, tmp_path: Path, c
         else:
             db.unlink()
         assert ix.info() == before and ix.search("payments rollback")
+
+
+@pytest.fixture(scope="module")
+def anchors_ix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[mdfts.Index]:
+    docs = tmp_path_factory.mktemp("anchors")
+    (docs / "doc.md").write_text("# ⚖️ Licensing\n\nMIT.\n\n## हिन्दी भाषा\n\nपाठ\n\n"
+                                 "## Private UI with  Multiple Ingress\n\nTwo spaces.\n", encoding="utf-8")
+    out = docs.parent / "anchors.db"
+    build_index([docs], out)
+    with mdfts.open_index(out) as index:
+        yield index
+
+
+@pytest.mark.parametrize(
+    ("ref", "heading"),
+    [
+        ("doc.md#%EF%B8%8F-licensing", "⚖️ Licensing"),  # a fragment as a browser copies it
+        ("doc.md#%E0%A4%B9%E0%A4%BF%E0%A4%A8%E0%A5%8D%E0%A4%A6%E0%A5%80-%E0%A4%AD%E0%A4%BE%E0%A4%B7%E0%A4%BE",
+         "हिन्दी भाषा"),
+        ("doc.md#हिन्दी भाषा", "हिन्दी भाषा"),  # the heading's text, slugged as the anchors are
+        ("doc.md#private-ui-with-multiple-ingress", "Private UI with Multiple Ingress"),  # MkDocs' slug
+    ],
+    ids=["percent-encoded-emoji", "percent-encoded-hindi", "hindi-heading-text", "collapsed-hyphens"],
+)
+def test_show_finds_an_anchor_as_links_write_it(anchors_ix: mdfts.Index, ref: str, heading: str) -> None:
+    """A link copied from a browser is percent-encoded (GitHub's #%EF%B8%8F-licensing); a docs site
+    built with MkDocs collapses the two hyphens GitHub writes for `with  Multiple`."""
+    shown = anchors_ix.show(ref)
+    assert isinstance(shown, mdfts.Hit) and shown.heading == heading
