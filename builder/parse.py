@@ -19,8 +19,8 @@ from markdown_it.rules_block import StateBlock
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-__all__ = ["Token", "parse_blocks", "stream_blocks", "rendered_heading", "plain_inline", "split_code_spans", "slugify",
-           "render_html", "raw_html", "comment_spans", "without_comments"]
+__all__ = ["Token", "parse_blocks", "stream_blocks", "heading_attributes", "rendered_heading", "plain_inline",
+           "split_code_spans", "slugify", "render_html", "raw_html", "comment_spans", "without_comments"]
 
 
 TOML_FRONT_MATTER = "+++"
@@ -424,6 +424,27 @@ MAX_INLINE_HEADING = 4096
 # The characters that start an inline rule of the commonmark preset (escapes, entities, code,
 # emphasis, links, images, autolinks, HTML, line breaks); text without them parses to itself.
 _INLINE_MARKUP = re.compile(r"[\\&`*_\[\]!<>~\n]")
+
+
+# A heading's trailing attribute list as the docs site generators read it (Hugo, Docusaurus,
+# MkDocs' attr_list, Pandoc, kramdown): `{#id}`, `{: #id .class key="v w" }`; only ids, classes
+# and key=value items, so `{like this}` stays text. Not after a backslash (`\{#id}` is text), and
+# a list inside a code span ends with a backtick, not `}`.
+_ATTRIBUTES = re.compile(
+    r"""(?<!\\)\{:?[ \t]*((?:(?:[#.][\w-]+|[\w-]+=(?:"[^"]*"|'[^']*'|[^\s"'}]+))(?=[ \t}])[ \t]*)+)\}[ \t]*\Z""")
+_ID = re.compile(r"(?:^|[ \t])#([\w-]+)")
+
+
+def heading_attributes(raw: str) -> tuple[str, str]:
+    """A heading's raw inline text without its trailing attribute list, and the list's id ("" when
+    none): `Install {#setup .wide}` → ("Install", "setup")."""
+    if not raw.endswith("}"):
+        return raw, ""
+    m = _ATTRIBUTES.search(raw)
+    if m is None:
+        return raw, ""
+    ids = _ID.findall(m.group(1))
+    return raw[:m.start()].rstrip(), ids[-1] if ids else ""
 
 
 def rendered_heading(raw: str) -> str:

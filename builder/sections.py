@@ -29,6 +29,7 @@ from mdfts.parse import (
     TOML_FRONT_MATTER,
     Token,
     comment_spans,
+    heading_attributes,
     plain_inline,
     rendered_heading,
     slugify,
@@ -100,6 +101,11 @@ class _Slugger:
             slug = f"{base}-{self.seen[base]}"
         self.seen[slug] = 0
         return slug
+
+    def take(self, anchor: str) -> str:
+        """An anchor the document gives (`{#id}`): as written, and taken for the slugs after it."""
+        self.seen.setdefault(anchor, 0)
+        return anchor
 
 
 # libyaml's loader when PyYAML has it: the same data as the pure-Python SafeLoader on every
@@ -469,11 +475,12 @@ class Splitter:
         idx, start, level, raw = self.count, self.start, self.level, self.raw
         self.count += 1
         if level:
+            raw, given = heading_attributes(raw)  # `## Install {#setup}`: markup, and the anchor
             rendered = rendered_heading(raw)
             heading = " ".join(rendered.split())
             # GitHub slugs the text as rendered: "a  b" is #a--b, a setext heading's line break is
             # dropped (#runsover), and only the ends are stripped.
-            anchor = self.slugger.slug(rendered.strip())
+            anchor = self.slugger.take(given) if given else self.slugger.slug(rendered.strip())
             stack = self.stack
             while stack and stack[-1][0] >= level:
                 stack.pop()

@@ -444,3 +444,24 @@ def test_an_anchor_slugs_the_heading_as_rendered(text: str, heading: str, anchor
     works with `show` and passes `check`."""
     [section] = split_sections("rendered.md", text).sections
     assert (section.heading, section.anchor) == (heading, anchor)
+
+
+@pytest.mark.parametrize(
+    ("line", "heading", "anchor"),
+    [
+        ("## Install the agent {#install}", "Install the agent", "install"),  # Hugo, Docusaurus, kramdown
+        ("## Install the agent {: #setup .wide }", "Install the agent", "setup"),  # MkDocs' attr_list
+        ('## Install {#inst .cls data-x="1 2"}', "Install", "inst"),  # Pandoc
+        ("## Install the agent {: .wide }", "Install the agent", "install-the-agent"),  # a class only
+        ("## Install the agent \\{#install}", "Install the agent {#install}", "install-the-agent-install"),
+        ("## Set `{#id}`", "Set {#id}", "set-id"),  # in a code span: text
+        ("## Braces {like this}", "Braces {like this}", "braces-like-this"),  # no attribute in it
+    ],
+    ids=["hugo", "mkdocs", "pandoc", "class-only", "escaped", "code-span", "not-attributes"],
+)
+def test_a_trailing_attribute_list_names_the_anchor(line: str, heading: str, anchor: str) -> None:
+    """`## Title {#id}`, as every docs site generator reads it: the list is markup, not heading text,
+    and its id is the section's anchor (a link to #id works there, and in `show` and `check`)."""
+    [section] = split_sections("attrs.md", f"{line}\n\nText.\n").sections
+    assert (section.heading, section.anchor, section.trail) == (heading, anchor, (heading,))
+    assert split_sections("attrs.md", line.removeprefix("#")).title == heading  # as an h1, the title
