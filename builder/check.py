@@ -87,11 +87,13 @@ def _heading_findings(doc: Document, max_chars: int) -> list[tuple[int, str, str
                             f"heading level skips from h{prev_level} to h{s.level} ({s.heading!r})"))
             prev_level = s.level
             base = slugify(s.heading)
-            if s.anchor != base and base in first_line:
+            if s.anchor == base:
+                first_line.setdefault(base, s.start_line)
+            elif base in first_line and s.anchor.startswith(base + "-") and s.anchor[len(base) + 1:].isdecimal():
+                # the slugger numbered it; a heading's own {#id} tells it apart, so that is no repeat
                 out.append((s.start_line, "duplicate-heading",
                             f"heading {s.heading!r} repeats line {first_line[base]}: its anchor is "
                             f"#{s.anchor}, and links to #{base} go to line {first_line[base]}"))
-            first_line.setdefault(base, s.start_line)
             has_children = i + 1 < len(doc.sections) and doc.sections[i + 1].level > s.level
             rest = s.body.split("\n")[1:]
             if rest and _SETEXT.match(rest[0]):

@@ -188,3 +188,19 @@ def test_no_file_to_check_is_an_error(docs: Path, args: list[str], error: str) -
     Path("empty").mkdir()
     result = _run(*args)
     assert (result.exit_code, result.stdout, result.stderr) == (1, "", f"Error: {error}\n")
+
+
+def test_headings_with_their_own_ids_are_no_duplicates(docs: Path) -> None:
+    """`### Parameters {#create-parameters}` and `### Parameters {#update-parameters}`: the ids tell
+    the two apart, so no link to one lands on the other; a third without an id repeats the text."""
+    (docs / "api.md").write_text(
+        "# Api\n\n## Create\n\n### Parameters {#create-parameters}\n\nA.\n\n## Update\n\n"
+        "### Parameters {#update-parameters}\n\nB.\n\n### Parameters\n\nC.\n\n### Parameters\n\nD.\n\n"
+        "[c](#create-parameters) [u](#update-parameters) [p](#parameters)\n",
+        encoding="utf-8",
+    )
+    findings, _ = check_docs([docs / "api.md"])
+    assert [(f.line, f.rule, f.message) for f in findings] == [
+        (19, "duplicate-heading", "heading 'Parameters' repeats line 15: its anchor is #parameters-1, "
+                                  "and links to #parameters go to line 15"),
+    ]
