@@ -57,10 +57,7 @@ def _front_matters(md: MarkdownIt) -> None:
 def _block_parser_config() -> MarkdownIt:
     # CommonMark + tables + front matter, block level only: the inline rule is off, so `inline`
     # tokens keep their raw source. Same headings and line maps as a full parse, at ~3x the speed.
-    # inline_definitions: a link reference definition is a `definition` token with its lines
-    # (markdown-it's own option), so its target is a token of its section as an inline link's is.
-    md = MarkdownIt("commonmark", {"inline_definitions": True})
-    return md.use(_front_matters).enable("table").disable("inline")
+    return MarkdownIt("commonmark").use(_front_matters).enable("table").disable("inline")
 
 
 @lru_cache(maxsize=1)

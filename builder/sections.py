@@ -412,8 +412,6 @@ class Splitter:
                 self._add_piece("fence", tok.content)
                 if self.plain_text:
                     self.texts.append(tok.content.rstrip("\n"))
-            elif tok.type == "definition":  # `[dash]: https://...`: its lines as written, as prose
-                self._add_piece("text", self.text[self.offset(tok.map[0]):self.offset(tok.map[1])])
             elif tok.type == "html_block":
                 stripped = _TAGS.sub(" ", rest or tok.content)
                 self._add_piece("text", stripped)
@@ -542,7 +540,7 @@ class Splitter:
 
 _FLUSH_RUNS = 64  # pending pieces a section holds before they become tokens
 _HOLD_CHARS = 1 << 20  # body text held back while the title is not yet known
-_LEAVES = frozenset({"inline", "tr_open", "fence", "code_block", "html_block", "definition"})
+_LEAVES = frozenset({"inline", "tr_open", "fence", "code_block", "html_block"})
 # HTML blocks whose text is no markup (CommonMark's block type 1 but <pre>): a `<!--` in a script,
 # a style sheet or a text area is text, not a comment.
 _RAW_TEXT = re.compile(r"<(?:script|style|textarea)(?:[\s>]|$)", re.I)

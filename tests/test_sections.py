@@ -465,23 +465,3 @@ def test_a_trailing_attribute_list_names_the_anchor(line: str, heading: str, anc
     [section] = split_sections("attrs.md", f"{line}\n\nText.\n").sections
     assert (section.heading, section.anchor, section.trail) == (heading, anchor, (heading,))
     assert split_sections("attrs.md", line.removeprefix("#")).title == heading  # as an h1, the title
-
-
-def test_a_reference_definitions_target_is_a_token_as_an_inline_links_is() -> None:
-    """`[dashboard][dash]` with `[dash]: https://...` further down is the same link as
-    `[dashboard](https://...)`: its URL and host are exact tokens of the section the definition
-    is in (whose body holds it), not lost to markdown-it's reference rule, which makes no token."""
-    text = ("# Alerts\n\nSee [the dashboard](https://grafana.example.com/d/inline).\n\n"
-            "## Latency\n\nSee [the dashboard][dash] and [runbook].\n\n"
-            '[dash]: https://grafana.example.com/d/latency "Latency"\n'
-            "[runbook]: <https://wiki.example.org/Latency_Runbook>\n\n## Next\n\nText.\n")
-    alerts, latency, after = split_sections("refs.md", text).sections
-    found = [{(t.token, t.kind, t.source) for t in s.tokens} for s in (alerts, latency, after)]
-    assert found[0] == {("https://grafana.example.com/d/inline", "url", "text"),
-                        ("grafana.example.com", "host", "text")}
-    assert found[1] == {("https://grafana.example.com/d/latency", "url", "text"),
-                        ("grafana.example.com", "host", "text"),
-                        ("https://wiki.example.org/Latency_Runbook", "url", "text"),
-                        ("wiki.example.org", "host", "text")}
-    assert found[2] == set()
-    assert "grafana" not in latency.text  # the plain text keeps a link's words, not its target
