@@ -168,8 +168,9 @@ def _hit_json(h: Hit, many: bool) -> dict[str, Any]:
 
 def _hit_line(h: Hit, many: bool) -> str:
     where = f"{h.index}:" if many and h.index else ""
+    mark = " (no exact match)" if h.exact is False else ""  # as `mdfts search` marks it
     snippet = " ".join(h.snippet.split())
-    return f"[{where}{h.id}] {h.lines} {h.title}" + (f" — {snippet}" if snippet else "")
+    return f"[{where}{h.id}] {h.lines} {h.title}{mark}" + (f" — {snippet}" if snippet else "")
 
 
 def _clamp_note(clamped: dict[str, Any]) -> str:

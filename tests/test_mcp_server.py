@@ -80,6 +80,18 @@ async def test_search_structured_and_text(client: Client) -> None:
     assert text.splitlines()[0].startswith(f"[{top['id']}] runbooks/payments.md:83-103 payments › Rollback procedure — ")
 
 
+async def test_search_text_marks_a_hit_without_the_named_identifier(client: Client) -> None:
+    # The text is what most clients hand the model: like `mdfts search`, it must say which hits
+    # hold none of the query's identifiers as written (structured `exact` false), so an absent
+    # name never passes for a hit.
+    text, data, _ = await _call(client, "search", query="PAYMENTS_DB_URL rollback", limit=3)
+    assert [h["exact"] for h in data["hits"]] == [False, True, False]
+    lines = text.splitlines()
+    assert lines[0].startswith(f"[{data['hits'][0]['id']}] runbooks/payments.md:83-103 payments › Rollback procedure "
+                               "(no exact match) — ")
+    assert ["(no exact match)" in line for line in lines] == [True, False, True]
+
+
 async def test_search_path_prefix(client: Client) -> None:
     _, data, _ = await _call(client, "search", query="rollback", path_prefix="sops/")
     assert data["hits"] and all(h["path"].startswith("sops/") for h in data["hits"])
