@@ -90,9 +90,13 @@ def _guard(fn: Callable[[Index], str], db: str) -> str:
         return f"Error: {err}"
 
 
+def _hit_line(h: Hit) -> str:
+    snippet = " ".join(h.snippet.split())
+    return f"[{h.id}] {h.ref} ({h.lines}) {h.title}" + (f" — {snippet}" if snippet else "")
+
+
 def _hit_lines(hits: list[Hit]) -> str:
-    return "\n".join(f"[{h.id}] {h.ref} ({h.lines}) {h.title} — {' '.join(h.snippet.split())}".rstrip(" —")
-                     for h in hits)
+    return "\n".join(_hit_line(h) for h in hits)
 
 
 class Mdfts(llm.Toolbox):

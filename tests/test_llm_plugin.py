@@ -14,6 +14,8 @@ import pytest
 llm = pytest.importorskip("llm")
 pytest.importorskip("llm_echo")
 
+import mdfts  # noqa: E402
+from mdfts.build import build_index  # noqa: E402
 from mdfts.llm_plugin import Mdfts  # noqa: E402
 
 ROLLBACK = "runbooks/payments.md#rollback-procedure"
@@ -108,6 +110,19 @@ def test_a_count_of_sections_that_is_no_count_says_so(sample_db: Path, k: str) -
     loader = llm.get_fragment_loaders()["mdfts"]
     with pytest.raises(ValueError, match=rf"^mdfts:.*k={k}: k is the number of sections, a whole number from 1$"):
         loader(f"{sample_db}?q=rollback&k={k}")
+
+
+def test_toolbox_search_keeps_the_snippet_as_search_gives_it(tmp_path: Path) -> None:
+    # The line's " — snippet" was trimmed of any trailing spaces and dashes: prose that ends
+    # in a dash lost it.
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "notes.md").write_text("# Notes\n\nKeep the rollback plan short —\n")
+    build_index([docs], tmp_path / "notes.db")
+    [hit] = mdfts.search(tmp_path / "notes.db", "rollback")
+    assert hit.snippet == "Keep the [rollback] plan short —"
+    out = Mdfts(str(tmp_path / "notes.db")).search("rollback")
+    assert out == f"[{hit.id}] notes.md#notes (notes.md:1-3) Notes — Keep the [rollback] plan short —"
 
 
 @pytest.mark.parametrize(("limit", "lines"), [(0, 1), (-3, 1), ("2", 2), (999, 20)],
