@@ -99,6 +99,13 @@ def _hit_lines(hits: list[Hit]) -> str:
     return "\n".join(_hit_line(h) for h in hits)
 
 
+def _token_lines(hits: list[Hit]) -> str:
+    """As the MCP token tool writes them: the token as the section writes it, its kind, and
+    whether the case matches too."""
+    return "\n".join(f"[{h.id}] {h.ref} ({h.lines}) {h.title} — {h.token} ({h.kind}"
+                     + (", exact" if h.exact else "") + ")" for h in hits)
+
+
 class Mdfts(llm.Toolbox):
     """Search and read an mdfts index of markdown docs."""
 
@@ -130,7 +137,7 @@ class Mdfts(llm.Toolbox):
 
     def token(self, token: str) -> str:
         """The sections holding an exact token (ENV_VAR, --flag, error code), case-exact first."""
-        return _guard(lambda ix: _hit_lines(ix.token(token, limit=20)) or f"no section holds {token!r}", self.db)
+        return _guard(lambda ix: _token_lines(ix.token(token, limit=20)) or f"no section holds {token!r}", self.db)
 
     def context(self, question: str) -> str:
         """Prompt-ready sections for a question, within the toolbox's token budget."""

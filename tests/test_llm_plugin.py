@@ -125,6 +125,17 @@ def test_toolbox_search_keeps_the_snippet_as_search_gives_it(tmp_path: Path) -> 
     assert out == f"[{hit.id}] notes.md#notes (notes.md:1-3) Notes — Keep the [rollback] plan short —"
 
 
+def test_toolbox_token_says_how_each_section_writes_it(sample_db: Path) -> None:
+    # As the MCP token tool and `mdfts token` do: the token as the section writes it, its kind,
+    # and whether the case matches too (case-exact sections come first).
+    lines = Mdfts(str(sample_db)).token("payments_db_url").splitlines()
+    assert lines[0] == ("[46] onboarding/local-dev.md#local-env-vars (onboarding/local-dev.md:24-32) "
+                        "Local development › Local ENV vars — PAYMENTS_DB_URL (env_var)")
+    assert len(lines) == 7 and all(line.endswith(" — PAYMENTS_DB_URL (env_var)") for line in lines)
+    exact = Mdfts(str(sample_db)).token("E1027").splitlines()
+    assert exact and all(line.endswith(" — E1027 (error_code, exact)") for line in exact)
+
+
 @pytest.mark.parametrize(("limit", "lines"), [(0, 1), (-3, 1), ("2", 2), (999, 20)],
                          ids=["zero", "negative", "text", "huge"])
 def test_toolbox_search_reads_any_limit_a_model_sends(sample_db: Path, limit: object, lines: int) -> None:
