@@ -91,8 +91,9 @@ def _guard(fn: Callable[[Index], str], db: str) -> str:
 
 
 def _hit_line(h: Hit) -> str:
+    mark = " (no exact match)" if h.exact is False else ""  # as `mdfts search` marks it
     snippet = " ".join(h.snippet.split())
-    return f"[{h.id}] {h.ref} ({h.lines}) {h.title}" + (f" — {snippet}" if snippet else "")
+    return f"[{h.id}] {h.ref} ({h.lines}) {h.title}{mark}" + (f" — {snippet}" if snippet else "")
 
 
 def _hit_lines(hits: list[Hit]) -> str:

@@ -136,6 +136,16 @@ def test_toolbox_token_says_how_each_section_writes_it(sample_db: Path) -> None:
     assert exact and all(line.endswith(" — E1027 (error_code, exact)") for line in exact)
 
 
+def test_toolbox_search_marks_a_hit_without_the_named_identifier(sample_db: Path) -> None:
+    # As `mdfts search` and the MCP search text do: an absent name must not pass for a hit.
+    hits = mdfts.search(sample_db, "PAYMENTS_DB_URL rollback", limit=3)
+    assert [h.exact for h in hits] == [False, True, False]
+    lines = Mdfts(str(sample_db)).search("PAYMENTS_DB_URL rollback", limit=3).splitlines()
+    assert lines[0].startswith(f"[141] {ROLLBACK} (runbooks/payments.md:83-103) payments › Rollback procedure "
+                               "(no exact match) — ")
+    assert ["(no exact match)" in line for line in lines] == [True, False, True]
+
+
 @pytest.mark.parametrize(("limit", "lines"), [(0, 1), (-3, 1), ("2", 2), (999, 20)],
                          ids=["zero", "negative", "text", "huge"])
 def test_toolbox_search_reads_any_limit_a_model_sends(sample_db: Path, limit: object, lines: int) -> None:
