@@ -393,7 +393,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
     ) -> CallToolResult:
         """List documents, or one document's headings with refs, lines and sizes, to plan a fetch."""
         chosen = s.pick(index)
-        if path is not None and not path.endswith("/"):
+        if path and not path.endswith("/"):  # "" as none, as Index.outline reads it
             name, ix = s.one(index, path)
             shown = _show(ix, path)
             if isinstance(shown, Hit):  # a section's ref: the outline of its document

@@ -234,6 +234,15 @@ async def test_outline_lists_documents_then_headings(client: Client) -> None:
     assert heads["headings"][0]["ref"] == "runbooks/payments.md#payments"
 
 
+async def test_outline_of_an_empty_path_lists_the_documents_as_in_python(client: Client, two_dbs: tuple[Path, Path]) -> None:
+    # An agent may send "" for "no path": Index.outline("") lists the documents, not an error.
+    with mdfts.open_index(two_dbs[0]) as ix:
+        want = [d.path for d in ix.outline("")]
+    text, data, err = await _call(client, "outline", path="")
+    assert not err, text
+    assert [d["path"] for d in data["documents"]] == want
+
+
 @pytest.mark.parametrize("ref", [ROLLBACK, "runbooks/payments.md:90", "id"], ids=["anchor", "line", "id"])
 async def test_outline_of_a_section_ref_is_its_documents_as_in_python(
         client: Client, two_dbs: tuple[Path, Path], ref: str) -> None:
