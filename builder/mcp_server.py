@@ -306,7 +306,11 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         if include != "section":
             related = [h for h in ix.neighbors(shown.ref) if h.relation in ("parent", "previous", "next")]
             wanted = ("parent",) if include == "parent" else ("parent", "previous", "next")
-            hits = sorted([shown] + [h for h in related if h.relation in wanted], key=lambda h: h.start_line)
+            picked = {shown.id: shown}
+            for h in related:  # a first subsection's parent is its previous section too: once
+                if h.relation in wanted:
+                    picked.setdefault(h.id, h)
+            hits = sorted(picked.values(), key=lambda h: h.start_line)
         out: list[str] = []
         sections: list[dict[str, Any]] = []
         truncated, next_line, used = False, None, 0

@@ -123,6 +123,18 @@ async def test_fetch_a_section_with_line_numbers_and_its_parent(client: Client) 
     assert "\n83: ## Rollback procedure\n" in text and data["truncated"] is False
 
 
+async def test_fetch_with_neighbors_gives_each_section_once(client: Client) -> None:
+    # A first subsection's parent is also its previous section: its body once, not twice
+    # within the agent's token budget (context() likewise puts each section in once).
+    text, data, err = await _call(client, "fetch", ref="runbooks/payments.md#dashboards-and-alerts",
+                                  include="neighbors")
+    assert not err
+    assert [(s["ref"], s["relation"]) for s in data["sections"]] == [
+        ("runbooks/payments.md#payments", "parent"), ("runbooks/payments.md#dashboards-and-alerts", "self"),
+        ("runbooks/payments.md#required-env-vars", "next")]
+    assert text.count("\n11: # payments\n") == 1
+
+
 async def test_fetch_is_cut_to_max_tokens_and_says_where(client: Client) -> None:
     text, data, _ = await _call(client, "fetch", ref=ROLLBACK, max_tokens=100)
     assert data["truncated"] is True and 83 < data["next_line"] <= 103
