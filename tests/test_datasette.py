@@ -293,6 +293,19 @@ def test_section_markdown_is_rendered_and_raw_html_escaped(site: InProcessDatase
     assert "&lt;script&gt;alert" in page and '<script>alert("not run")' not in page
 
 
+def test_a_search_card_marks_a_hit_without_the_named_identifier(site: InProcessDatasette) -> None:
+    # As `mdfts search`, MCP and llm do (search.sql's `exact`): an absent name must not pass for a hit.
+    rows = site.get_json(f"/{DB_NAME}/search.json?q=E2001+rollback&_shape=array")
+    status, page = site.get(f"/{DB_NAME}/search?q=E2001+rollback")
+    assert status == 200
+    cards = page.split('<article class="mdfts-card">')[1:]
+    assert len(cards) == len(rows) == 4
+    assert [r["exact"] for r in rows] == [1, 1, 0, 0]
+    assert ["(no exact match)" in card for card in cards] == [False, False, True, True]
+    _, token_page = site.get(f"/{DB_NAME}/token?token=e2001")  # a token's `exact` is its case: not marked
+    assert "mdfts-card" in token_page and "no exact match" not in token_page
+
+
 def test_the_view_with_every_column_is_searchable_too(site: InProcessDatasette) -> None:
     # sections_full is a view: searched by rowid (Datasette's default) it would match nothing.
     full = site.get_json(f"/{DB_NAME}/sections_full.json?_search=rollback&_shape=array&_col=id")
