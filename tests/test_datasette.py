@@ -101,6 +101,19 @@ def test_search_query_takes_a_limit_and_survives_hostile_text(site: InProcessDat
                                    + urllib.parse.urlencode({"q": q, "_shape": "array"})), list)
 
 
+def test_the_search_page_searches_within_its_prefix(site: InProcessDatasette) -> None:
+    # search.sql's :prefix (the CLI's --path-prefix, MCP's and Python's path_prefix): the page
+    # offers it, as its description says, and the next search from the form keeps it.
+    status, page = site.get(f"/{DB_NAME}/search?q=rollback&prefix=reference/")
+    assert status == 200
+    form = page[page.index('<form class="mdfts-search'):page.index("</form>")]
+    assert re.search(r'<input id="mdfts-prefix" type="text" name="prefix" value="reference/"', form), form
+    paths = re.findall(r'class="mdfts-source"[^>]*>([^<:]+):', page)
+    assert paths and set(paths) == {"reference/error-codes.md"}
+    _, plain = site.get(f"/{DB_NAME}/search?q=rollback")
+    assert '<input id="mdfts-prefix" type="text" name="prefix" value=""' in plain
+
+
 def test_table_search_box_filters_sections(site: InProcessDatasette) -> None:
     everything = site.get_json(f"/{DB_NAME}/sections.json?_shape=array&_col=heading")
     found = site.get_json(f"/{DB_NAME}/sections.json?_search=exporter&_shape=array&_col=heading")
