@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AnyUrl, Field
+from pydantic import AnyUrl, Field, ValidationError
 
 from mdfts.errors import MdftsError, brief
 from mdfts.index import Index, open_index
@@ -201,6 +201,12 @@ def _what_broke(crash: Exception) -> str:
     return _brief(text)
 
 
+def _wrong_arguments(err: ValidationError) -> str:
+    """pydantic's errors in one line, each its argument and what was wrong; the values sent are
+    not repeated."""
+    return _brief("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors()))
+
+
 class _SaysWhy(MCPServer):
     """The SDK answers a crash in a tool or resource with its name alone ("Error executing tool
     search"): add what went wrong, one line, with no traceback."""
@@ -211,6 +217,10 @@ class _SaysWhy(MCPServer):
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError as crash:
             raise ToolError(f"{crash}: {_what_broke(crash)}") from crash
+        except ToolError as err:
+            if isinstance(err.__cause__, ValidationError):  # pydantic's: a line per error, a link
+                raise ToolError(f"Error executing tool {name}: {_wrong_arguments(err.__cause__)}") from err.__cause__
+            raise
 
     async def read_resource(self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
                             ) -> Iterable[ReadResourceContents] | InputRequiredResult:

@@ -177,6 +177,19 @@ async def test_an_unknown_token_kind_names_the_kinds(client: Client) -> None:
                     "env_var, error_code, identifier, name, version, dotted, code")
 
 
+@pytest.mark.parametrize(("tool", "args", "message"), [
+    ("search", {"query": "rollback", "limit": 2.5},
+     "limit: Input should be a valid integer, got a number with a fractional part"),
+    ("fetch", {"ref": 141, "include": "all"},
+     "ref: Input should be a valid string; include: Input should be 'section', 'parent' or 'neighbors'"),
+], ids=["fraction", "two-errors"])
+async def test_an_argument_of_the_wrong_type_is_one_line(client: Client, tool: str, args: dict[str, Any],
+                                                         message: str) -> None:
+    # The SDK's message is pydantic's: a line per error, the input echoed, a link to pydantic's docs.
+    text, _, err = await _call(client, tool, **args)
+    assert err and text == f"Error executing tool {tool}: {message}"
+
+
 async def test_a_huge_argument_is_not_echoed_back_whole(client: Client) -> None:
     # A 2 MB query or ref: the answer repeats its start and says how long it was, not 2 MB.
     query = "zqxv " * 400_000
