@@ -103,6 +103,17 @@ async def test_a_path_prefix_no_document_has_says_so(client: Client) -> None:
     assert text.startswith("no document's path starts with 'sop/'")
 
 
+@pytest.mark.parametrize(("query", "text"), [
+    ("*** -- ()", "no usable search term: '*** -- ()'"),
+    ("zqxvvz", "no section matches: 'zqxvvz'"),
+], ids=["no-term", "no-match"])
+async def test_a_search_with_no_hits_says_why_as_the_cli_does(client: Client, query: str, text: str) -> None:
+    # `mdfts search` tells a query with nothing to search for from one that matched nothing:
+    # the agent should rephrase the first, not conclude the docs do not cover it.
+    said, data, err = await _call(client, "search", query=query)
+    assert not err and data["hits"] == [] and said.splitlines()[0] == text
+
+
 async def test_a_larger_limit_is_clamped_and_says_so(client: Client) -> None:
     text, data, err = await _call(client, "search", query="payments", limit=999)
     assert not err and len(data["hits"]) == 5
@@ -195,7 +206,7 @@ async def test_a_huge_argument_is_not_echoed_back_whole(client: Client) -> None:
     query = "zqxv " * 400_000
     text, data, err = await _call(client, "search", query=query)
     assert not err and data["hits"] == []
-    assert text.startswith(f"no section matches {query[:300] + '… (2,000,000 characters)'!r}")
+    assert text.startswith(f"no section matches: {query[:300] + '… (2,000,000 characters)'!r}")
     assert len(text) < 1000
     assert data["query"] == query[:2000] + "… (2,000,000 characters)"
     text, _, err = await _call(client, "fetch", ref="runbooks/ledger.md#" + "x" * 1_000_000)
