@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -144,6 +145,18 @@ def test_toolbox_search_marks_a_hit_without_the_named_identifier(sample_db: Path
     assert lines[0].startswith(f"[141] {ROLLBACK} (runbooks/payments.md:83-103) payments › Rollback procedure "
                                "(no exact match) — ")
     assert ["(no exact match)" in line for line in lines] == [True, False, True]
+
+
+@pytest.mark.parametrize(("query", "said"), [
+    ("*** -- ()", "no usable search term: '*** -- ()'"),
+    ("zqxvvz", "no section matches: 'zqxvvz'"),
+], ids=["no-term", "no-match"])
+def test_a_search_with_no_hits_says_why_as_the_cli_does(sample_db: Path, query: str, said: str) -> None:
+    # As `mdfts search` and MCP say it: punctuation alone is to be rephrased, not read as
+    # "the docs do not cover it".
+    assert Mdfts(str(sample_db)).search(query) == said
+    with pytest.raises(ValueError, match=f"^mdfts:.*: {re.escape(said)}$"):
+        llm.get_fragment_loaders()["mdfts"](f"{sample_db}?q={query}")
 
 
 @pytest.mark.parametrize(("limit", "lines"), [(0, 1), (-3, 1), ("2", 2), (999, 20)],
