@@ -366,7 +366,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
             hits = [h.with_(index=n) for n, ix in chosen.items() for h in ix.token(token, kind=kind, limit=limit)]
         except MdftsError as err:  # an unknown kind: the error names the kinds
             raise ToolError(_brief(str(err))) from None
-        hits = hits[:limit]
+        hits = sorted(hits, key=lambda h: not h.exact)[:limit]  # case-exact first across indexes too
         data = {"token": _brief(token, QUERY_ECHO), "hits": [_hit_json(h, many) for h in hits]}
         lines = [f"[{(h.index or '') + ':' if many else ''}{h.id}] {h.lines} {h.title} — {h.token} ({h.kind}"
                  + (", exact" if h.exact else "") + ")" for h in hits]

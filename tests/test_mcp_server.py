@@ -343,6 +343,25 @@ async def test_several_indexes_fused_each_hit_names_its_index(two_dbs: tuple[Pat
         close_server(srv)
 
 
+async def test_token_over_several_indexes_puts_case_exact_sections_first(tmp_path: Path) -> None:
+    # The tool's promise (and `mdfts token`'s): case-exact first. Hits were listed index by index
+    # and cut at the cap, so one index's case-insensitive matches pushed out another's exact one.
+    for name, texts in {"a": ["foo_bar_url"] * 3, "b": ["FOO_BAR_URL"]}.items():
+        docs = tmp_path / name
+        docs.mkdir()
+        for i, text in enumerate(texts):
+            (docs / f"p{i}.md").write_text(f"# Page {i}\n\nSet `{text}` here.\n")
+        build_index([docs], tmp_path / f"{name}.db")
+    srv = build_server([tmp_path / "a.db", tmp_path / "b.db"], Caps(max_results=2))
+    try:
+        async with Client(srv, raise_exceptions=True) as c:
+            _, data, _ = await _call(c, "token", token="FOO_BAR_URL")
+    finally:
+        close_server(srv)
+    assert [(h["index"], h["token"], h["exact"]) for h in data["hits"]] == [
+        ("b", "FOO_BAR_URL", True), ("a", "foo_bar_url", False)]
+
+
 def test_rrf_is_plain_reciprocal_rank(two_dbs: tuple[Path, Path]) -> None:
     with mdfts.open_index(two_dbs[0]) as a, mdfts.open_index(two_dbs[1]) as b:
         lists = {"ops": a.search("rollback", limit=3), "fixtures": b.search("rollback", limit=3)}
