@@ -272,11 +272,15 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
     index_names = list(indexes)
     IndexName = Annotated[str | None, Field(description="One index: " + ", ".join(index_names)
                                             + ". Omitted: all, merged by rank.")]
+    Limit = Annotated[int, Field(description=f"Results to return (server maximum {caps.max_results})")]
+    Budget = Annotated[int, Field(description=f"Budget for the whole block (at most {caps.max_tokens})")]
+    # Defaults within the caps: an agent that sends none asked for nothing, so nothing is "clamped".
+    default_limit, default_budget = min(8, caps.max_results), min(4000, caps.max_tokens)
 
     @srv.tool(annotations=READ_ONLY)
     async def search(
         query: Annotated[str, Field(description="Any text: words, ENV_VARS, --flags, error codes")],
-        limit: Annotated[int, Field(description=f"Results to return (server maximum {caps.max_results})")] = 8,
+        limit: Limit = default_limit,
         path_prefix: Annotated[str | None, Field(description="Only documents under this path, e.g. runbooks/")] = None,
         index: IndexName = None,
     ) -> CallToolResult:
@@ -375,7 +379,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
     @srv.tool(annotations=READ_ONLY)
     async def context(
         question: str,
-        max_tokens: Annotated[int, Field(description=f"Budget for the whole block (at most {caps.max_tokens})")] = 4000,
+        max_tokens: Budget = default_budget,
         index: IndexName = None,
     ) -> CallToolResult:
         """Prompt-ready sections for a question, best first, within max_tokens; cite its <source> lines."""

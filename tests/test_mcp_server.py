@@ -121,6 +121,16 @@ async def test_a_larger_limit_is_clamped_and_says_so(client: Client) -> None:
     assert text.endswith("(limit 999 → 5 (server maximum))")
 
 
+async def test_a_default_above_the_operators_cap_is_the_cap_not_a_clamp(client: Client) -> None:
+    # The agent asked for nothing: "limit 8 → 5" and "max_tokens 4000 → 1500" told it otherwise.
+    text, data, _ = await _call(client, "search", query="payments")
+    assert len(data["hits"]) == 5 and "clamped" not in data and "→" not in text
+    text, data, _ = await _call(client, "context", question="payments")
+    assert data["budget"] == 1500 and "clamped" not in data and "→" not in text
+    tools = {t.name: t.input_schema["properties"] for t in (await client.list_tools()).tools}
+    assert (tools["search"]["limit"]["default"], tools["context"]["max_tokens"]["default"]) == (5, 1500)
+
+
 async def test_an_unknown_argument_names_the_valid_ones(client: Client) -> None:
     text, _, err = await _call(client, "search", query="x", collection="docs")
     assert err and text == "Error: search takes no argument 'collection'; valid arguments: query, limit, path_prefix, index"
