@@ -24,6 +24,7 @@ pytest.importorskip("datasette", reason="Datasette is not installed: pip install
 
 from datasette import hookimpl  # noqa: E402
 from dsserve import mdfts_serve  # noqa: E402
+from markupsafe import escape  # noqa: E402
 
 from mdfts.artifact import check_source_url, source_link  # noqa: E402
 from mdfts.browse import column_descriptions  # noqa: E402
@@ -112,6 +113,19 @@ def test_the_search_page_searches_within_its_prefix(site: InProcessDatasette) ->
     assert paths and set(paths) == {"reference/error-codes.md"}
     _, plain = site.get(f"/{DB_NAME}/search?q=rollback")
     assert '<input id="mdfts-prefix" type="text" name="prefix" value=""' in plain
+
+
+@pytest.mark.parametrize(("query", "said"), [
+    ("q=***+--", "no usable search term: '*** --'"),
+    ("q=zqxvvz", "no section matches: 'zqxvvz'"),
+    ("q=rollback&prefix=nope/", "no document's path starts with 'nope/'"),
+    ("q=***&prefix=nope/", "no document's path starts with 'nope/'"),
+], ids=["no-term", "no-match", "no-such-prefix", "both"])
+def test_a_search_with_no_hits_says_why_as_the_cli_does(site: InProcessDatasette, query: str, said: str) -> None:
+    # `mdfts search`, MCP and llm tell these apart; the page said "Nothing found." to all three.
+    status, page = site.get(f"/{DB_NAME}/search?{query}")
+    assert status == 200 and "mdfts-card" not in page
+    assert f'<p class="zero-results">{escape(said)}</p>' in page
 
 
 def test_table_search_box_filters_sections(site: InProcessDatasette) -> None:

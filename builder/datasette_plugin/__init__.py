@@ -31,6 +31,7 @@ from mdfts.artifact import is_index, source_link
 from mdfts.browse import IndexFacts, database_metadata, read_facts, stored_queries, value_limit
 from mdfts.errors import IndexVersionError, brief
 from mdfts.index import Index
+from mdfts.lookup import has_documents_under, has_terms
 from mdfts.records import Hit, SectionPage
 from mdfts.render import PAGE_CHARS, PREVIEW_CHARS, render_section, snippet_html
 
@@ -332,6 +333,18 @@ async def _snippet(body: str | None, q: str | None) -> Markup:
     return Markup(await asyncio.to_thread(snippet_html, body or "", q or ""))
 
 
+async def _nothing_found(datasette: Any, database: str, q: str | None, prefix: str | None) -> str:
+    """Why the stored search found nothing, in the words of `mdfts search`."""
+    if prefix:  # first, as the CLI and MCP check it
+        db = datasette.get_database(database)
+        if not await db.execute_fn(lambda conn: has_documents_under(Index.from_connection(conn, db.path), prefix)):
+            return f"no document's path starts with {prefix!r}"
+    q = q or ""
+    if not has_terms(q):
+        return f"no usable search term: {q!r}"
+    return f"no section matches: {q!r}"
+
+
 def _cells(row: Any) -> dict[str, Any]:
     """A table page's rendered row (a list of cells) as column → cell."""
     return {cell["column"]: cell for cell in row}
@@ -410,6 +423,7 @@ def extra_template_vars(template: str, database: str | None, table: str | None, 
             "cells": _cells,
             "trail": lambda value: _trail(value) if isinstance(value, str) else None,
             "snippet": _snippet,
+            "nothing_found": lambda q, prefix: _nothing_found(datasette, database, q, prefix),
         }
         if template == "row.html" and table == "sections" and request is not None:
             pk = request.url_vars.get("pks", "")
