@@ -463,8 +463,7 @@ def context(db: Path, question: str, budget: int, k: int, fmt: str, as_json: boo
     ctx = lib.context(db, question, max_tokens=budget, format="json" if as_json else fmt, limit=k)  # type: ignore[arg-type]
     click.echo(ctx.text if as_json else output.inert(ctx.text), nl=False)
     if not ctx.blocks and not ctx.omitted:
-        what = "no usable search term" if not lib.has_terms(question) else "no section matches"
-        click.echo(f"{what}: {question!r}", err=True)
+        click.echo(lib.no_hits(question), err=True)
 
 
 @cli.command()

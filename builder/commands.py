@@ -62,8 +62,7 @@ def search(db: Path, query: str, k: int, as_json: bool, echo: Echo, explain: boo
     elif nowhere:
         echo(f"no document's path starts with {path_prefix!r}", err=True)
     elif not hits:
-        what = "no usable search term" if not lookup.has_terms(query) else "no section matches"
-        echo(f"{what}: {query!r}", err=True)
+        echo(lookup.no_hits(query), err=True)
     else:
         echo(output.hits_text(hits, explain=explain))
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import llm
 
-from mdfts.errors import MdftsError, brief
+from mdfts.errors import MdftsError
 from mdfts.index import Index, open_index
-from mdfts.lookup import has_terms
+from mdfts.lookup import no_hits
 from mdfts.records import Hit, Outline
 
 SYSTEM = (
@@ -68,7 +68,7 @@ def mdfts_fragments(argument: str) -> list[llm.Fragment]:
             else:
                 raise MdftsError(f"mdfts:{argument}: give ?q=QUESTION, ?token=TOKEN or @PATH#ANCHOR")
             if not hits:
-                why = "no section matches" if "token" in params else _no_hits(params["q"])
+                why = "no section matches" if "token" in params else no_hits(params["q"], 300)
                 raise MdftsError(f"mdfts:{argument}: {why}")
             return [_fragment(h) for h in hits]
     except (MdftsError, ValueError) as err:
@@ -90,12 +90,6 @@ def _guard(fn: Callable[[Index], str], db: str) -> str:
             return fn(ix)
     except MdftsError as err:
         return f"Error: {err}"
-
-
-def _no_hits(query: str) -> str:
-    """Why a search found nothing, as `mdfts search` says it."""
-    what = "no usable search term" if not has_terms(query) else "no section matches"
-    return f"{what}: {brief(query, 300)!r}"
 
 
 def _hit_line(h: Hit) -> str:
@@ -130,7 +124,7 @@ class Mdfts(llm.Toolbox):
             count = min(max(int(limit), 1), 20)
         except (TypeError, ValueError):
             return f"Error: limit is the number of sections to list, a whole number from 1 to 20; not {limit!r}"
-        return _guard(lambda ix: _hit_lines(ix.search(query, limit=count)) or _no_hits(query), self.db)
+        return _guard(lambda ix: _hit_lines(ix.search(query, limit=count)) or no_hits(query, 300), self.db)
 
     def fetch(self, ref: str) -> str:
         """Read one section by the ref a search gave (path#anchor, path:line or id); a path lists its headings."""

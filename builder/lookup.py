@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from mdfts.artifact import KIND_COLUMNS, KINDS, source_link
-from mdfts.errors import MdftsError, QueryError
+from mdfts.errors import MdftsError, QueryError, brief
 from mdfts.index import Index, open_index
 from mdfts.records import (
     DocumentEntry,
@@ -76,6 +76,16 @@ def search_many(db: IndexLike, queries: Iterable[str], limit: int = 10,
 def has_terms(q: str) -> bool:
     """False when the text has nothing a search could match (only spaces and punctuation)."""
     return any(ch.isalnum() for ch in q)
+
+
+def no_hits(q: str, most: int | None = None) -> str:
+    """Why a search found nothing, as every surface says it: `no usable search term: '***'` or
+    `no section matches: 'x'`.
+
+    :param most: repeat at most this many characters of the query (and its length).
+    """
+    what = "no usable search term" if not has_terms(q) else "no section matches"
+    return f"{what}: {q if most is None else brief(q, most)!r}"
 
 
 def show(db: IndexLike, ref: str) -> Hit | Outline:

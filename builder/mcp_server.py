@@ -19,7 +19,7 @@ from pydantic import AnyUrl, Field, ValidationError
 
 from mdfts.errors import MdftsError, brief
 from mdfts.index import Index, open_index
-from mdfts.lookup import has_documents_under, has_terms, rrf_merge
+from mdfts.lookup import has_documents_under, no_hits, rrf_merge
 from mdfts.prompt import ByteCounter
 from mdfts.records import Hit, Outline
 
@@ -294,8 +294,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         data: dict[str, Any] = {"query": _brief(query, QUERY_ECHO), "hits": [_hit_json(h, many) for h in hits]}
         if clamped:
             data["clamped"] = clamped
-        what = "no usable search term" if not has_terms(query) else "no section matches"  # as `mdfts search`
-        text = "\n".join(_hit_line(h, many) for h in hits) or f"{what}: {_brief(query)!r}"
+        text = "\n".join(_hit_line(h, many) for h in hits) or no_hits(query, ECHO)
         if not hits and path_prefix and not any(has_documents_under(ix, path_prefix) for ix in chosen.values()):
             text = f"no document's path starts with {_brief(path_prefix)!r}; the outline resource lists the paths"
         return _result(text + _clamp_note(clamped), data)

@@ -31,7 +31,7 @@ from mdfts.artifact import is_index, source_link
 from mdfts.browse import IndexFacts, database_metadata, read_facts, stored_queries, value_limit
 from mdfts.errors import IndexVersionError, brief
 from mdfts.index import Index
-from mdfts.lookup import has_documents_under, has_terms
+from mdfts.lookup import has_documents_under, no_hits
 from mdfts.records import Hit, SectionPage
 from mdfts.render import PAGE_CHARS, PREVIEW_CHARS, render_section, snippet_html
 
@@ -339,10 +339,7 @@ async def _nothing_found(datasette: Any, database: str, q: str | None, prefix: s
         db = datasette.get_database(database)
         if not await db.execute_fn(lambda conn: has_documents_under(Index.from_connection(conn, db.path), prefix)):
             return f"no document's path starts with {prefix!r}"
-    q = q or ""
-    if not has_terms(q):
-        return f"no usable search term: {q!r}"
-    return f"no section matches: {q!r}"
+    return no_hits(q or "")
 
 
 def _cells(row: Any) -> dict[str, Any]:
