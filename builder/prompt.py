@@ -152,6 +152,13 @@ def _rank(b: Block) -> int:
     return b.hit.rank if b.hit.rank is not None else b.order
 
 
+def _inexact(b: Block) -> bool:
+    """A match that holds none of the identifiers the question names, as written (`Hit.exact`
+    False): said in the block, as `mdfts search` marks it, so a model does not take another
+    service's section for the one asked about."""
+    return b.role == "match" and b.hit.exact is False
+
+
 def _short(commit: str) -> str:
     return commit[:12]
 
@@ -174,6 +181,7 @@ def _xml(p: Provenance, budget: int, used: int, tokenizer: str, blocks: list[Blo
     for n, b in enumerate(blocks, 1):
         role = _role_text(b, number)
         rank = f' rank="{_rank(b)}"' if b.role == "match" else ""
+        rank += ' exact="false"' if _inexact(b) else ""
         out.append(f'<document index="{n}" ref={quoteattr(b.hit.ref)} role={quoteattr(role)}{rank}>')
         out.append(f"<source>{_esc(_source(b))}{' ' + _esc(b.hit.url) if b.hit.url else ''}</source>")
         out.append(f"<title>{_esc(b.hit.title)}</title>")
@@ -205,7 +213,8 @@ def _markdown(p: Provenance, budget: int, used: int, tokenizer: str, blocks: lis
     for n, b in enumerate(blocks, 1):
         role = _role_text(b, number)
         out.append("")
-        out.append(f"### [{n}] {b.hit.title} — {_source(b)} ({f'match {_rank(b)}' if b.role == 'match' else role})")
+        what = f"match {_rank(b)}{', no exact match' if _inexact(b) else ''}" if b.role == "match" else role
+        out.append(f"### [{n}] {b.hit.title} — {_source(b)} ({what})")
         if b.hit.url:
             out.append(f"Source: {b.hit.url}")
         out.append("")
@@ -229,7 +238,8 @@ def _json(p: Provenance, budget: int, used: int, tokenizer: str, blocks: list[Bl
             "index": n, "id": b.hit.id, "ref": b.hit.ref, "path": b.hit.path,
             "start_line": b.hit.start_line, "end_line": b.end_line, "source": _source(b), "url": b.hit.url,
             "title": b.hit.title, "role": b.role, "of": number.get(b.of_id) if b.of_id is not None else None,
-            "rank": b.hit.rank, "score": b.hit.score, "cut": b.cut_lines is not None, "body": b.body,
+            "rank": b.hit.rank, "score": b.hit.score, "exact": b.hit.exact if b.role == "match" else None,
+            "cut": b.cut_lines is not None, "body": b.body,
         }
         for n, b in enumerate(blocks, 1)
     ]

@@ -143,6 +143,30 @@ def test_every_match_names_its_search_rank(ix: mdfts.Index, fmt: str) -> None:
     assert ctx.blocks[0].role == "parent"  # the case in point: the printed order is not the rank
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_match_without_the_named_identifier_says_so(ix: mdfts.Index, fmt: str) -> None:
+    """As `mdfts search` marks it: a match that never writes the identifier the question names is
+    marked in the block, so a model does not answer from another service's section; the others
+    are not, nor are the relatives (no match, no claim)."""
+    question = "PAYMENTS_DB_URL rollback"
+    exact = {h.ref: h.exact for h in ix.search(question, limit=10)}
+    assert True in exact.values() and False in exact.values()  # the case in point: both kinds
+    ctx = ix.context(question, max_tokens=6000, format=fmt)
+    if fmt == "xml":
+        marked = re.findall(r'ref="([^"]+)" role="match" rank="\d+"( exact="false")?>', ctx.text)
+        printed = {ref: not flag for ref, flag in marked}
+        assert ctx.text.count('exact="false"') == len([b for b in ctx.blocks if b.role == "match" and not b.hit.exact])
+    elif fmt == "markdown":
+        titles = {b.hit.title: b.hit.ref for b in ctx.blocks}
+        marked = re.findall(r"^### \[\d+\] (.*) — \S+ \(match \d+(, no exact match)?\)$", ctx.text, re.M)
+        printed = {titles[title]: not flag for title, flag in marked}
+    else:
+        docs = json.loads(ctx.text)["documents"]
+        printed = {d["ref"]: d["exact"] for d in docs if d["role"] == "match"}
+        assert all(d["exact"] is None for d in docs if d["role"] != "match")
+    assert len(printed) >= 3 and printed == {ref: exact[ref] for ref in printed}
+
+
 def test_json_layout_carries_provenance(ix: mdfts.Index) -> None:
     ctx = ix.context("how do I roll back payments?", max_tokens=2000, format="json")
     doc = json.loads(ctx.text)
