@@ -20,7 +20,8 @@ from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 __all__ = ["Token", "parse_blocks", "stream_blocks", "heading_attributes", "rendered_heading", "plain_inline",
-           "split_code_spans", "slugify", "render_html", "raw_html", "comment_spans", "without_comments"]
+           "split_code_spans", "slugify", "render_html", "raw_html", "comment_spans", "inline_comment_spans",
+           "without_comments"]
 
 
 TOML_FRONT_MATTER = "+++"
@@ -591,6 +592,63 @@ def parse_links(text: str) -> list[tuple[int, str]]:
                     if isinstance(target, str):
                         out.append((line, target))
     return out
+
+
+def inline_comment_spans(raw: str) -> list[tuple[int, int]]:
+    """[from, to) of each HTML comment in inline text (a paragraph's), as markdown-it's inline
+    rules read it, left to right: a `<!--` that a code span holds, an escaped one (`\\<!--`) or one
+    never closed is text. Linear time (code spans paired as _code_spans pairs them)."""
+    if "<!--" not in raw:
+        return []
+    code = _code_spans(raw) if "`" in raw else []
+    spans: list[tuple[int, int]] = []
+    dead: set[int] = set()  # where a failed comment's pieces started: a later one that gets there fails too
+    at, c = 0, 0
+    while (begin := raw.find("<!--", at)) >= 0:
+        # (the code spans closed before it, or opened inside what came before, are past)
+        while c < len(code) and (code[c][0] < at or code[c][1] <= begin):
+            c += 1
+        if c < len(code) and code[c][0] < begin:  # a code span holds it: text
+            at = code[c][1]
+            c += 1
+            continue
+        back = begin
+        while back > 0 and raw[back - 1] == "\\":
+            back -= 1
+        if (begin - back) % 2:  # escaped: text
+            at = begin + 1
+            continue
+        stop = _comment_end(raw, begin, dead)
+        if stop < 0:  # not closed: text, and markdown-it tries the next `<`
+            at = begin + 1
+            continue
+        spans.append((begin, stop))
+        at = stop
+    return spans
+
+
+def _comment_end(raw: str, begin: int, dead: set[int]) -> int:
+    """Where the comment that opens at `begin` ends, by markdown-it's pattern (common.html_re):
+    `<!-->`, `<!--->`, or `<!--` and pieces - a character other than `-`, `-` and one other than
+    `-`, or `--` and one other than `>` - up to `-->`; -1 when none does. One pass, jumping from
+    one `-` to the next; the `-`s a failed pass stood on go into `dead` (a pass from there fails
+    the same way), so the `<!--`s of one paragraph cost one pass over it, not one each."""
+    if raw.startswith(">", begin + 4) or raw.startswith("->", begin + 4):
+        return begin + 5 if raw[begin + 4] == ">" else begin + 6
+    i, n = begin + 4, len(raw)
+    passed: list[int] = []
+    while (i := raw.find("-", i)) >= 0 and i not in dead:
+        passed.append(i)
+        if i + 1 < n and raw[i + 1] != "-":
+            i += 2
+        elif i + 2 < n and raw[i + 1] == "-" and raw[i + 2] == ">":
+            return i + 3
+        elif i + 2 < n:
+            i += 3
+        else:
+            break
+    dead.update(passed)
+    return -1
 
 
 def comment_spans(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int]]:

@@ -30,6 +30,7 @@ from mdfts.parse import (
     Token,
     comment_spans,
     heading_attributes,
+    inline_comment_spans,
     plain_inline,
     rendered_heading,
     slugify,
@@ -407,7 +408,10 @@ class Splitter:
                 for column, content in tok.meta.get("cells", ()):
                     self._inline(content, column == 0)
             elif tok.type == "inline":
-                self._inline(tok.content, self.parent_type in ("td_open", "th_open") and self.cell == 1)
+                content = tok.content
+                if "<!--" in content and self.parent_type not in ("td_open", "th_open"):
+                    content = self._cut_inline_comments(tok.map[0], tok.map[1], content)
+                self._inline(content, self.parent_type in ("td_open", "th_open") and self.cell == 1)
             elif tok.type in ("fence", "code_block"):
                 self._add_piece("fence", tok.content)
                 if self.plain_text:
@@ -437,6 +441,54 @@ class Splitter:
                 line += 1
             self.cut_from.append(at)
             self.cut_to.append(stop)
+
+    def _cut_inline_comments(self, first: int, end: int, content: str) -> str:
+        """Cut each HTML comment of a paragraph's text (lines first..end-1, `content` as
+        markdown-it read them) from the section's body, as markdown-it's inline rules read one
+        (parse.inline_comment_spans), and return `content` without them, for the exact tokens:
+        `Fire it <!-- TODO: GLAZE_MAX --> slowly` shows "Fire it  slowly". Each line of `content`
+        is the end of its line of the file (markdown-it took a quote's `> ` or an indent off the
+        front, and trailing spaces off the last); a comment over several lines keeps those
+        fronts, as an HTML block's does. When a line cannot be found so, nothing is cut."""
+        spans = inline_comment_spans(content)
+        if not spans:
+            return content
+        lines = content.split("\n")
+        if first + len(lines) > end:
+            return content
+        at_line: list[int] = []  # where each line of content starts in the file's text
+        for i, read in enumerate(lines):
+            start = self.offset(first + i)
+            eol = self.text.find("\n", start)
+            eol = len(self.text) if eol < 0 else eol
+            line = self.text[start:eol]
+            if not line.endswith(read):
+                line = line.rstrip()
+                if i < len(lines) - 1 or not line.endswith(read):
+                    return content  # not as the file writes it (a tab widened): leave it whole
+            at_line.append(start + len(line) - len(read))
+        read_at = [0]  # where each line starts in content
+        for read in lines[:-1]:
+            read_at.append(read_at[-1] + len(read) + 1)
+
+        def in_file(pos: int) -> tuple[int, int]:
+            i = bisect.bisect_right(read_at, pos) - 1
+            return i, at_line[i] + pos - read_at[i]
+
+        kept, done = [], 0
+        for begin, stop in spans:
+            i, at = in_file(begin)
+            j, until = in_file(stop - 1)
+            for k in range(i + 1, j + 1):  # the lines it runs over keep their fronts
+                self.cut_from.append(at)
+                self.cut_to.append(self.offset(first + k))
+                at = at_line[k]
+            self.cut_from.append(at)
+            self.cut_to.append(until + 1)
+            kept.append(content[done:begin] + "\n" * content.count("\n", begin, stop))
+            done = stop
+        kept.append(content[done:])
+        return "".join(kept)
 
     def _container_prefix(self, start: int, read: str) -> int:
         """How many characters at the front of the line at `start` markdown-it left out of `read`,

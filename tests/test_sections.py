@@ -288,6 +288,31 @@ def test_every_comment_of_a_comment_block_is_cut() -> None:
 @pytest.mark.parametrize(
     ("block", "body", "tokens"),
     [
+        ("Fire it <!-- GLAZE_OVEN_URL --> slowly; KILN_MAX holds.", "Fire it  slowly; KILN_MAX holds.", {"KILN_MAX"}),
+        ("- a <!-- GLAZE_OVEN_URL\n  still --> KILN_MAX", "- a \n   KILN_MAX", {"KILN_MAX"}),
+        ("> a <!--\n> GLAZE_OVEN_URL\n> --> KILN_MAX", "> a \n> \n>  KILN_MAX", {"KILN_MAX"}),
+        ("Code `<!-- GLAZE_OVEN_URL -->` stays <!-- KILN_MAX -->", "Code `<!-- GLAZE_OVEN_URL -->` stays ",
+         {"<!-- GLAZE_OVEN_URL -->", "GLAZE_OVEN_URL"}),
+        ("Escaped \\<!-- GLAZE_OVEN_URL --> stays", "Escaped \\<!-- GLAZE_OVEN_URL --> stays", {"GLAZE_OVEN_URL"}),
+        ("Never closed <!-- GLAZE_OVEN_URL", "Never closed <!-- GLAZE_OVEN_URL", {"GLAZE_OVEN_URL"}),
+        ("Not one: <!--a---> KILN_MAX", "Not one: <!--a---> KILN_MAX", {"KILN_MAX"}),
+    ],
+    ids=["in-a-line", "over-list-lines", "over-quote-lines", "not-in-code", "escaped", "never-closed",
+         "not-by-markdown-its-rule"],
+)
+def test_a_comment_inside_a_paragraph_is_cut(block: str, body: str, tokens: set[str]) -> None:
+    """A comment in a paragraph's line is cut as an HTML block's is (a reader never sees it), its
+    line breaks and its lines' fronts (`> `, an indent) kept; one that markdown-it reads as text -
+    in a code span, escaped, never closed, or not of its pattern - stays, a token where it holds
+    one."""
+    (t,) = split_sections("t.md", f"# T\n\n{block}\n").sections
+    assert t.body == f"# T\n\n{body}"
+    assert {tok.token for tok in t.tokens} == tokens
+
+
+@pytest.mark.parametrize(
+    ("block", "body", "tokens"),
+    [
         ("<div>\n<!-- GLAZE_OVEN_URL -->\nShown\n</div>", "<div>\n\nShown\n</div>", set()),
         ("> <div>\n> <!-- a\n> GLAZE_OVEN_URL --> KILN_MAX\n> </div>", "> <div>\n> \n>  KILN_MAX\n> </div>", {"KILN_MAX"}),
         ("<script>\nvar GLAZE_OVEN_URL = '<!-- text -->';\n</script>",
