@@ -43,8 +43,11 @@ def connect(path: Path | str, check: bool = True) -> sqlite3.Connection:
     uri = path.resolve().as_uri() + "?mode=ro&immutable=1"
     try:
         db = sqlite3.connect(uri, uri=True, check_same_thread=not _SHARED)
-    except sqlite3.DatabaseError as err:
-        raise IndexVersionError(f"{name}: not an SQLite database ({err})") from None
+    except sqlite3.Error as err:
+        # Opening reads nothing yet (a file that is no database fails at the first read below):
+        # SQLite's "unable to open database file" hides the system's reason, which is the one a
+        # user can act on (Permission denied, Too many open files).
+        raise MdftsError(f"{name}: cannot open the index file ({_why_unopenable(path) or err})") from None
     try:
         if check:
             check_index(db, name)
@@ -57,6 +60,15 @@ def connect(path: Path | str, check: bool = True) -> sqlite3.Connection:
         db.close()
         raise
     return db
+
+
+def _why_unopenable(path: Path) -> str | None:
+    """The system's reason a file cannot be opened for reading, or None when it can."""
+    try:
+        with open(path, "rb"):
+            return None
+    except OSError as err:
+        return err.strerror
 
 
 class Index:

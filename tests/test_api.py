@@ -3,6 +3,7 @@ submodule shadows one, and the read functions close the connections they open.""
 
 from __future__ import annotations
 
+import os
 import pkgutil
 import sqlite3
 import subprocess
@@ -220,3 +221,32 @@ def test_no_backward_imports(module: str, never: set[str]) -> None:
     loaded = set(done.stdout.split())
     assert module in loaded and "mdfts.artifact" in loaded
     assert not loaded & never
+
+
+def test_a_file_that_cannot_be_opened_says_why(fixture_db: Path) -> None:
+    # SQLite says only "unable to open database file", and it read as "not an SQLite database":
+    # out of file descriptors (a server with many indexes open), or no permission to read it.
+    code = (
+        "import resource, sys, mdfts\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))\n"
+        "kept = []\n"
+        "try:\n"
+        "    while True:\n"
+        "        kept.append(mdfts.open_index(sys.argv[1]))\n"
+        "except mdfts.MdftsError as err:\n"
+        "    print(type(err).__name__, err, sep=': ')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(fixture_db)], capture_output=True, text=True)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == f"MdftsError: {fixture_db}: cannot open the index file (Too many open files)\n"
+
+
+@pytest.mark.skipif(sys.platform == "win32" or os.geteuid() == 0, reason="root reads any file")
+def test_an_unreadable_file_says_why(fixture_db: Path, tmp_path: Path) -> None:
+    db = tmp_path / "locked.db"
+    db.write_bytes(fixture_db.read_bytes())
+    db.chmod(0)
+    with pytest.raises(mdfts.MdftsError) as caught:
+        mdfts.open_index(db)
+    assert (type(caught.value), str(caught.value)) == (
+        mdfts.MdftsError, f"{db}: cannot open the index file (Permission denied)")
