@@ -288,7 +288,7 @@ def section_page(ix: Index, section_id: int, max_children: int = MAX_CHILDREN) -
     previous, next and first `max_children` children as links, and its exact tokens; None when
     no section has that id. Every read is bounded, whatever the document holds."""
     max_children = max(_whole(max_children, "max_children"), 0)  # SQLite reads a negative LIMIT as none at all
-    if not 0 <= section_id <= MAX_ID:
+    if not 0 <= _whole(section_id, "section_id") <= MAX_ID:
         return None
     rows = ix.run("section", id=section_id)
     if not rows:
@@ -385,6 +385,7 @@ def context_block(ix: Index, question: str, max_tokens: int = 2000, format: Form
     """The budgeted context block for a question (see mdfts.prompt)."""
     from mdfts.prompt import RELATIONS, Provenance, build_context
 
+    _whole(max_tokens, "max_tokens")  # a float was printed as the budget, a str failed a comparison
     matches = search_hits(ix, question, limit=limit)
 
     def related(hit: Hit) -> list[tuple[str, Hit]]:

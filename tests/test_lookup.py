@@ -304,6 +304,18 @@ def test_a_limit_that_is_no_int_is_a_one_line_error(ix: mdfts.Index, limit: Any,
         ix.section_page(ix.search("payments rollback")[0].id, max_children=limit)
 
 
+@pytest.mark.parametrize(("value", "shown"), [(500.5, "500.5"), ("500", "'500'"), (True, "True"), (None, "None")],
+                         ids=["float", "str", "bool", "none"])
+def test_a_budget_or_section_id_that_is_no_int_is_a_one_line_error(ix: mdfts.Index, value: Any, shown: str) -> None:
+    # A float budget was printed as budget="500.5", a str or None a TypeError from a comparison;
+    # a float id read that section, True section 1, a str or None a TypeError.
+    for call in (lambda: ix.context("payments rollback", max_tokens=value),
+                 lambda: mdfts.context(ix, "payments rollback", max_tokens=value)):
+        with pytest.raises(mdfts.QueryError, match=f"^max_tokens must be an int, not {re.escape(shown)}$"):
+            call()
+    with pytest.raises(mdfts.QueryError, match=f"^section_id must be an int, not {re.escape(shown)}$"):
+        ix.section_page(value)
+
 def test_threads_share_one_open_index(ix: mdfts.Index) -> None:
     # A server opens its index once and answers from a pool of threads: the connection is
     # read-only and immutable, so any thread may read it (sqlite3 refused, and the refusal was
