@@ -181,14 +181,15 @@ class Index:
 
         return lookup.search_many(self, queries, limit, explain, path_prefix)
 
-    def show(self, ref: str) -> Hit | Outline:
-        """The section a reference names: an id, PATH#ANCHOR (any case) or PATH:LINE; for a bare
-        PATH, that document's Outline. A miss raises RefError listing the nearest anchors."""
+    def show(self, ref: str | int) -> Hit | Outline:
+        """The section a reference names: an id (`hit.id` or its digits), PATH#ANCHOR (any case)
+        or PATH:LINE; for a bare PATH, that document's Outline. A miss raises RefError listing
+        the nearest anchors."""
         from mdfts import lookup
 
         return lookup.show_ref(self, ref)
 
-    def neighbors(self, ref: str) -> list[Hit]:
+    def neighbors(self, ref: str | int) -> list[Hit]:
         """A section (relation "self") with its parent, previous, next and children."""
         from mdfts import lookup
 

@@ -88,14 +88,15 @@ def no_hits(q: str, most: int | None = None) -> str:
     return f"{what}: {q if most is None else brief(q, most)!r}"
 
 
-def show(db: IndexLike, ref: str) -> Hit | Outline:
-    """The section a reference names: an id, PATH#ANCHOR (any case) or PATH:LINE; for a bare
-    PATH, the document's outline. A miss is a RefError listing the nearest anchors."""
+def show(db: IndexLike, ref: str | int) -> Hit | Outline:
+    """The section a reference names: an id (`hit.id` or its digits), PATH#ANCHOR (any case)
+    or PATH:LINE; for a bare PATH, the document's outline. A miss is a RefError listing the
+    nearest anchors."""
     with _opened(db) as ix:
         return show_ref(ix, ref)
 
 
-def neighbors(db: IndexLike, ref: str) -> list[Hit]:
+def neighbors(db: IndexLike, ref: str | int) -> list[Hit]:
     """A section (relation "self") with its parent, previous, next and children."""
     with _opened(db) as ix:
         return neighbor_hits(ix, ref)
@@ -314,7 +315,7 @@ def section_page(ix: Index, section_id: int, max_children: int = MAX_CHILDREN) -
         more_children=len(children) > max_children, tokens=tokens)
 
 
-def show_ref(ix: Index, ref: str) -> Hit | Outline:
+def show_ref(ix: Index, ref: str | int) -> Hit | Outline:
     """The section a reference names (id, path#anchor with any case, path:line), or for a bare
     path the document's outline; a miss is a RefError listing the nearest anchors or paths."""
     parsed = parse_ref(ref)
@@ -336,7 +337,7 @@ def show_ref(ix: Index, ref: str) -> Hit | Outline:
     return found
 
 
-def neighbor_hits(ix: Index, ref: str) -> list[Hit]:
+def neighbor_hits(ix: Index, ref: str | int) -> list[Hit]:
     """A section (relation self) with its parent, previous, next and children."""
     shown = show_ref(ix, ref)
     if isinstance(shown, Outline):
@@ -421,7 +422,7 @@ def rrf_merge(lists: dict[str, list[Hit]], limit: int, k: int = 60) -> list[Hit]
 
 
 def outline_of(ix: Index, path: str | None = None) -> list[OutlineEntry] | list[DocumentEntry]:
-    if path is None or path == "" or path.endswith("/"):
+    if path is None or isinstance(path, str) and (path == "" or path.endswith("/")):
         return document_entries(ix, path or None)
     ref = parse_ref(path)
     if ref.kind == "id":  # a section's id: the outline of its document

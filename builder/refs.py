@@ -39,8 +39,13 @@ class Ref(FrozenRecord):
         self._fill(kind, text, id, path, anchor, line)
 
 
-def parse_ref(ref: str) -> Ref:
-    """`12` → id; `a/b.md#Roll-Back` → anchor; `a/b.md:83` or `a/b.md:83-103` → line; `a/b.md` → path."""
+def parse_ref(ref: str | int) -> Ref:
+    """`12` → id; `a/b.md#Roll-Back` → anchor; `a/b.md:83` or `a/b.md:83-103` → line; `a/b.md` → path.
+    An int is an id (`show(hit.id)`)."""
+    if isinstance(ref, int) and not isinstance(ref, bool):
+        return Ref("id", str(ref), id=ref)
+    if not isinstance(ref, str):
+        raise RefError(f"a reference is a str or an int id, not {ref!r:.40}")
     text = ref.strip()
     if not text:
         raise RefError("empty reference; give an id, PATH#ANCHOR, PATH:LINE or PATH")

@@ -182,6 +182,25 @@ def test_a_line_in_other_digits_names_no_section(ix: mdfts.Index) -> None:
         ix.show("services/payments.md:١٠")
 
 
+def test_a_section_id_as_an_int_is_a_reference(ix: mdfts.Index) -> None:
+    # Hit.id is an int, and section_page takes one: show(hit.id) was "AttributeError: 'int'
+    # object has no attribute 'strip'".
+    hit = ix.show(REF)
+    assert isinstance(hit, mdfts.Hit)
+    assert ix.show(hit.id) == mdfts.show(ix, hit.id) == hit
+    assert ix.neighbors(hit.id) == mdfts.neighbors(ix, hit.id) == ix.neighbors(REF)
+    with pytest.raises(RefError, match="^no section with id -1 in this index$"):
+        ix.show(-1)
+
+
+@pytest.mark.parametrize("ref", [None, b"42", 4.0, True], ids=["none", "bytes", "float", "bool"])
+def test_a_reference_of_another_type_is_a_one_line_error(ix: mdfts.Index, ref: Any) -> None:
+    message = f"^a reference is a str or an int id, not {re.escape(repr(ref))}$"
+    calls = [lambda: ix.show(ref), lambda: ix.neighbors(ref)]
+    for call in calls + [lambda: ix.outline(ref)] * (ref is not None):  # outline(None) lists the documents
+        with pytest.raises(RefError, match=message):
+            call()
+
 def test_build_json_summary(tmp_path: Path) -> None:
     result = run_cli(["build", FIXTURE_DOCS, "-o", tmp_path / "x.db", "--json"])
     summary = json.loads(result.stdout)
