@@ -112,7 +112,7 @@ class BuildResult:
 
 
 def build_index(
-    roots: Sequence[Path | str | FileSet],
+    roots: Sequence[Path | str | FileSet] | Path | str | FileSet,
     out: Path,
     *,
     include: Sequence[str] = DEFAULT_INCLUDE,
@@ -146,13 +146,15 @@ def build_index(
         byte-identical whatever the number. A build that reuses `previous` parses in this process
         and checks the reused rows in one worker beside it (mdfts.workers.Aside, same rule).
     :param roots: folders, files, `github:OWNER/REPO[@REF][:PATH]` strings (fetched first, see
-        docs/github.md; `github` says how) or FileSets.
+        docs/github.md; `github` says how) or FileSets; or one of them alone.
     :param force: replace `out` even when it is not an mdfts index, unless it is in a source folder.
 
     The result's `stages` holds the CPU seconds of each stage (`make bench` reports them).
     """
     if on_error not in ON_ERROR:
         raise MdftsError(f"--on-error must be one of {', '.join(ON_ERROR)}")
+    if isinstance(roots, (Path, str, FileSet)):  # a str is also a sequence: of one-letter paths
+        roots = [roots]
     out = Path(out)
     if source_url:
         check_source_url(source_url)

@@ -30,6 +30,14 @@ def test_every_stage_is_timed_and_the_stages_add_up(tmp_path: Path) -> None:
     assert 0.8 * outside <= stages.total <= outside
 
 
+@pytest.mark.parametrize("root", [str, Path], ids=["str", "path"])
+def test_one_root_need_not_be_in_a_list(tmp_path: Path, root: type[str] | type[Path]) -> None:
+    # A str is a sequence of one-letter paths: build_index("docs", out) said "d: no such file or
+    # folder"; a Path was "'PosixPath' object is not iterable".
+    one = build_index(root(FIXTURE_DOCS), tmp_path / "one.db")
+    listed = build_index([FIXTURE_DOCS], tmp_path / "listed.db")
+    assert (one.stats, one.files) == (listed.stats, listed.files) and one.files > 1
+
 def test_reuse_is_its_own_stage(tmp_path: Path) -> None:
     old = tmp_path / "old.db"
     build_index([SAMPLE_DOCS], old)
