@@ -408,6 +408,8 @@ def rrf_merge(lists: dict[str, list[Hit]], limit: int, k: int = 60) -> list[Hit]
     """Hits of several indexes fused by reciprocal rank (bm25 scores do not compare across files):
     each hit's score becomes sum(1 / (k + rank)) and it names its index."""
     _whole(limit)
+    if _whole(k, "k") < 0:  # 1 / (k + rank) divides by zero at k = -rank, and is negative below
+        raise QueryError(f"k must be 0 or more, not {k}")
     fused: dict[tuple[str, int], float] = {}
     best: dict[tuple[str, int], tuple[int, Hit]] = {}
     for name, hits in lists.items():

@@ -335,6 +335,14 @@ def test_a_budget_or_section_id_that_is_no_int_is_a_one_line_error(ix: mdfts.Ind
     with pytest.raises(mdfts.QueryError, match=f"^section_id must be an int, not {re.escape(shown)}$"):
         ix.section_page(value)
 
+@pytest.mark.parametrize(("k", "message"), [(-1, "k must be 0 or more, not -1"), (-60, "k must be 0 or more, not -60"),
+                                            (2.5, "k must be an int, not 2.5")], ids=["minus-one", "minus-sixty", "float"])
+def test_a_fusion_constant_below_zero_is_a_one_line_error(ix: mdfts.Index, k: Any, message: str) -> None:
+    # 1 / (k + rank) divided by zero at k = -rank (ZeroDivisionError), and gave negative scores below.
+    with pytest.raises(mdfts.QueryError, match=f"^{re.escape(message)}$"):
+        mdfts.rrf_merge({"a": ix.search("payments rollback"), "b": ix.search("rollback")}, 5, k=k)
+    assert mdfts.rrf_merge({"a": ix.search("payments rollback")}, 2, k=0)[0].score == 1.0
+
 def test_threads_share_one_open_index(ix: mdfts.Index) -> None:
     # A server opens its index once and answers from a pool of threads: the connection is
     # read-only and immutable, so any thread may read it (sqlite3 refused, and the refusal was
