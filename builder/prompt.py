@@ -126,6 +126,7 @@ class Context:
 
     @property
     def hits(self) -> list[Hit]:
+        """The sections in the block, in printed order."""
         return [b.hit for b in self.blocks]
 
 

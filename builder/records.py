@@ -69,6 +69,7 @@ class Hit(FrozenRecord):
         return self.to_dict(content_alias=True)[key]
 
     def with_(self, **changes: Any) -> Hit:
+        """A copy with these fields changed (`hit.with_(index="a")`); an unknown one is a TypeError."""
         return self._replace(changes)
 
     def to_dict(self, content_alias: bool = False) -> dict[str, Any]:
@@ -117,6 +118,7 @@ class OutlineEntry(FrozenRecord):
         self._fill(id, ref, path, level, heading, anchor, start_line, end_line, chars, tokens)
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field, JSON-ready."""
         return {f: getattr(self, f) for f in self.__slots__}
 
 
@@ -134,6 +136,7 @@ class DocumentEntry(FrozenRecord):
         self._fill(id, path, title, lines, sections)
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field, JSON-ready."""
         return {f: getattr(self, f) for f in self.__slots__}
 
 
@@ -149,6 +152,7 @@ class Outline(FrozenRecord):
         self._fill(path, title, entries)
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON form `mdfts show PATH --json` prints: path, title and `headings`."""
         return {"path": self.path, "title": self.title, "headings": [e.to_dict() for e in self.entries]}
 
 

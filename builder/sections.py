@@ -77,6 +77,7 @@ class Document:
 
     @property
     def front_matter_json(self) -> str:
+        """The front matter as JSON with sorted keys: what the index stores."""
         # allow_nan=False: front matter is made JSON-ready when parsed; a NaN here is a bug.
         return json.dumps(self.front_matter, sort_keys=True, ensure_ascii=False, default=str, allow_nan=False)
 

@@ -38,6 +38,7 @@ class ExactToken:
 
     @property
     def norm(self) -> str:
+        """The token as lookups match it (normalize())."""
         return normalize(self.token)
 
 
