@@ -122,6 +122,21 @@ def is_index(conn: sqlite3.Connection) -> bool:
     return bool(conn.execute("pragma application_id").fetchone()[0] == APPLICATION_ID)
 
 
+def sqlite_reason(err: Exception) -> str:
+    """SQLite's message, in one line: sqlite3 quotes text that is not UTF-8 into it, whole."""
+    return str(err).split(" with text '", 1)[0] if str(err).startswith("Could not decode") else str(err)
+
+
+def read_error(path: Path | str, err: sqlite3.Error, what: str) -> IndexVersionError:
+    """The error for a file SQLite could not read: `what` and SQLite's reason, or for a damaged
+    file (a truncated copy, a garbled page) that it is damaged."""
+    reason = sqlite_reason(err)
+    # SQLITE_CORRUPT says "malformed"; sqlite3 fails to decode the text of a garbled page
+    if "malformed" in reason or reason.startswith("Could not decode"):
+        return IndexVersionError(f"{path}: damaged or truncated index file ({reason}); build or copy it again")
+    return IndexVersionError(f"{path}: {what} ({reason})")
+
+
 def check_index(conn: sqlite3.Connection, path: Path | str, schema: bool = True) -> None:
     """Raise IndexVersionError, one message everywhere, unless `conn` is an mdfts index this mdfts
     reads (with `schema` False: an mdfts index of any schema version)."""
@@ -129,7 +144,7 @@ def check_index(conn: sqlite3.Connection, path: Path | str, schema: bool = True)
         app_id = conn.execute("pragma application_id").fetchone()[0]
         version = conn.execute("pragma user_version").fetchone()[0]
     except sqlite3.DatabaseError as err:
-        raise IndexVersionError(f"{path}: not an SQLite database ({err})") from None
+        raise read_error(path, err, "not an SQLite database") from None
     if app_id != APPLICATION_ID:
         raise IndexVersionError(f"{path}: not an mdfts index (application_id {app_id}); build one with mdfts build")
     if schema and version != SCHEMA_VERSION:

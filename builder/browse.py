@@ -19,10 +19,11 @@ from mdfts.artifact import (
     StoredQuery,
     check_index,
     is_index,
+    read_error,
     read_meta,
     read_stored_queries,
 )
-from mdfts.errors import IndexVersionError, MdftsError
+from mdfts.errors import MdftsError
 
 # Tables a reader never needs to browse: the ranking's lookup tables. Datasette hides the
 # sections_fts* tables by itself.
@@ -111,7 +112,7 @@ def read_facts_file(path: Path) -> IndexFacts:
         check_index(db, path, schema=False)
         facts = read_facts(db)
     except sqlite3.DatabaseError as err:
-        raise IndexVersionError(f"{path}: not an mdfts index ({err})") from None
+        raise read_error(path, err, "not an mdfts index") from None
     finally:
         db.close()
     assert facts is not None  # check_index passed

@@ -11,6 +11,7 @@ from mdfts.artifact import (
     SCHEMA_VERSION,
     StoredQuery,
     check_index,
+    read_error,
     read_meta,
     read_stored_queries,
 )
@@ -55,7 +56,7 @@ def connect(path: Path | str, check: bool = True) -> sqlite3.Connection:
             db.execute("pragma application_id").fetchone()
     except sqlite3.DatabaseError as err:
         db.close()
-        raise IndexVersionError(f"{name}: not an SQLite database ({err})") from None
+        raise read_error(name, err, "not an SQLite database") from None
     except IndexVersionError:
         db.close()
         raise
@@ -104,7 +105,7 @@ class Index:
             self.meta: dict[str, str] = read_meta(self.conn)
         except sqlite3.DatabaseError as err:
             self.close()
-            raise IndexVersionError(f"{display(str(self.path))}: not an mdfts index ({err})") from None
+            raise read_error(display(str(self.path)), err, "not an mdfts index") from None
         self._queries: dict[str, StoredQuery] | None = None
         self._closed = False
 
@@ -133,7 +134,7 @@ class Index:
             try:
                 self._queries = read_stored_queries(self.conn)
             except sqlite3.DatabaseError as err:  # no mdfts_queries: the message `mdfts info` gives
-                raise IndexVersionError(f"{display(str(self.path))}: not an mdfts index ({err})") from None
+                raise read_error(display(str(self.path)), err, "not an mdfts index") from None
         return self._queries
 
     @property
@@ -245,7 +246,7 @@ def index_info(path: Path) -> dict[str, Any]:
             meta = read_meta(db)
             queries = list(read_stored_queries(db))
         except sqlite3.DatabaseError as err:
-            raise IndexVersionError(f"{display(str(path))}: not an mdfts index ({err})") from None
+            raise read_error(display(str(path)), err, "not an mdfts index") from None
         return _info(Path(path), db, meta, queries)
     finally:
         db.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import sqlite3
 
-from mdfts.artifact import StoredQuery, load_sql, packaged_sql_names, read_stored_queries
+from mdfts.artifact import StoredQuery, load_sql, packaged_sql_names, read_stored_queries, sqlite_reason
 from mdfts.errors import QueryError
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; mypy reads this name as True
@@ -87,4 +87,4 @@ def run_query(db: sqlite3.Connection, query: StoredQuery, params: dict[str, Any]
         return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
     except (sqlite3.Error, OverflowError) as err:  # --param limit=abc: "datatype mismatch"; id=10**30
         given = ", ".join(f"{p}={_short(v)}" for p, v in sorted(params.items()))
-        raise QueryError(f"query {query.name!r} failed ({given or 'no parameters'}): {err}") from None
+        raise QueryError(f"query {query.name!r} failed ({given or 'no parameters'}): {sqlite_reason(err)}") from None

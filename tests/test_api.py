@@ -18,7 +18,7 @@ import mdfts
 from mdfts.build import BuildResult
 from mdfts.write import WriteStats
 
-from conftest import FIXTURE_DOCS
+from conftest import FIXTURE_DOCS, run_cli
 
 REF = "services/payments.md#rollback-procedure"
 
@@ -250,3 +250,51 @@ def test_an_unreadable_file_says_why(fixture_db: Path, tmp_path: Path) -> None:
         mdfts.open_index(db)
     assert (type(caught.value), str(caught.value)) == (
         mdfts.MdftsError, f"{db}: cannot open the index file (Permission denied)")
+
+
+def _damaged(db: Path, out: Path, how: str) -> Path:
+    """A copy of the index `db`, cut short or with bytes of its stored search query garbled."""
+    data = db.read_bytes()
+    if how == "truncated":
+        out.write_bytes(data[: len(data) // 2])  # a download or a copy that stopped half way
+        return out
+    conn = sqlite3.connect(db.resolve().as_uri() + "?mode=ro", uri=True)
+    sql = conn.execute("select sql from mdfts_queries where name = 'search'").fetchone()[0].encode()
+    conn.close()
+    middle = sql[len(sql) // 2:][:32]  # bytes of text, within one page: the file's structure stays whole
+    assert data.count(middle) == 1
+    out.write_bytes(data.replace(middle, b"\xff" * len(middle)))
+    return out
+
+
+@pytest.mark.parametrize(("how", "reason"), [("truncated", "database disk image is malformed"),
+                                             ("garbled-text", "Could not decode to UTF-8 column 'sql'")])
+def test_a_damaged_index_says_so_in_one_line(fixture_db: Path, tmp_path: Path, how: str, reason: str) -> None:
+    # A truncated file was "not an SQLite database": it is one, cut short. Text that is not UTF-8
+    # was quoted into the message, line breaks and all.
+    db = _damaged(fixture_db, tmp_path / "damaged.db", how)
+    message = f"{db}: damaged or truncated index file ({reason}); build or copy it again"
+    with pytest.raises(mdfts.IndexVersionError) as caught:
+        with mdfts.open_index(db) as ix:
+            ix.search("payments rollback")
+    assert str(caught.value) == message
+    for command in (["info", db], ["datasette-metadata", db]):
+        result = run_cli(command)
+        assert (result.exit_code, result.stdout, result.stderr) == (1, "", f"Error: {message}\n"), command
+
+
+def test_a_garbled_section_fails_its_query_in_one_line(fixture_db: Path, tmp_path: Path) -> None:
+    # sqlite3 quotes text that is not UTF-8 into its message, whole: a body of many lines made a
+    # message of many lines.
+    data = fixture_db.read_bytes()
+    with mdfts.open_index(fixture_db) as ix:
+        body = ix.show(REF)
+        assert isinstance(body, mdfts.Hit)
+    text = body.body.encode()
+    garbled = text[:12] + b"\xff" + text[13:]
+    assert data.count(text) == 1
+    db = tmp_path / "garbled.db"
+    db.write_bytes(data.replace(text, garbled))
+    with mdfts.open_index(db) as ix, pytest.raises(mdfts.QueryError) as caught:
+        ix.show(REF)
+    assert str(caught.value) == f"query 'section' failed (id={body.id}): Could not decode to UTF-8 column 'body'"

@@ -251,7 +251,7 @@ async def test_a_broken_index_under_a_running_server_is_named(tmp_path: Path, tw
             with db.open("r+b") as f:  # all but the first page (the header and the schema's start)
                 f.seek(4096)
                 f.write(b"\xff" * (db.stat().st_size - 4096))
-            broken = f"{db}: not an mdfts index (database disk image is malformed)"
+            broken = f"{db}: damaged or truncated index file (database disk image is malformed); build or copy it again"
             for tool, args in [("search", {"query": "payments"}), ("outline", {}), ("token", {"token": "E1027"})]:
                 text, _, err = await _call(c, tool, **args)
                 assert err and text == f"Error executing tool {tool}: {broken}"
