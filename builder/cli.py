@@ -32,6 +32,21 @@ class MdftsGroup(click.Group):
             raise click.exceptions.Exit(128 + signum) from None
 
 
+class TextCommand(click.Command):
+    """A command whose text argument may start with "-" (`--force-with-lease` is a fine query):
+    click reads it as an unknown option, so its error says how to pass it instead."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as err:
+            if err.possibilities:  # a typo of one of our options: click's suggestion is the answer
+                raise
+            what = next(p.human_readable_name for p in self.params if isinstance(p, click.Argument) and p.name != "db")
+            raise click.NoSuchOption(err.option_name, f"{err.message} If it is the {what}, put it after '--': "
+                                     f"mdfts {self.name} DB -- {err.option_name}", ctx=ctx) from None
+
+
 # Options every command spells the same way.
 def db_argument(f: F) -> F:
     """The index file argument, DB."""
@@ -316,7 +331,7 @@ def info(db: Path, as_json: bool) -> None:
     click.echo(output.to_json(data) if as_json else output.info_text(data))
 
 
-@cli.command()
+@cli.command(cls=TextCommand)
 @db_argument
 @click.argument("query", required=False)
 @limit_option(10, 1000)
@@ -380,7 +395,7 @@ def show(db: Path, ref: str, neighbors: bool, as_json: bool) -> None:
     commands.show(db, ref, neighbors, as_json, click.echo)
 
 
-@cli.command()
+@cli.command(cls=TextCommand)
 @db_argument
 @click.argument("tok", metavar="TOKEN")
 @limit_option(20, 10000, "Sections to list.")
@@ -438,7 +453,7 @@ def query(db: Path, name: str | None, params: tuple[str, ...], as_json: bool, sh
     click.echo(output.to_json(rows) if as_json else output.table(rows) or "(no rows)")
 
 
-@cli.command()
+@cli.command(cls=TextCommand)
 @db_argument
 @click.argument("question")
 @click.option("--budget", "--max-tokens", "budget", type=click.IntRange(50, 1_000_000), default=2000,

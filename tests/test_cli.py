@@ -175,6 +175,23 @@ def test_usage_errors_exit_2(fixture_db: Path, args: list[str], error: str) -> N
     assert error in result.stderr and "Traceback" not in result.output
 
 
+@pytest.mark.parametrize(
+    ("command", "what"), [("search", "QUERY"), ("token", "TOKEN"), ("context", "QUESTION")])
+def test_an_unknown_option_says_how_to_give_text_that_starts_with_a_dash(fixture_db: Path, command: str,
+                                                                       what: str) -> None:
+    result = run_cli([command, fixture_db, "--force-with-lease"])
+    assert result.exit_code == 2
+    assert result.stderr.endswith(
+        f"Error: No such option '--force-with-lease'. If it is the {what}, put it after '--': "
+        f"mdfts {command} DB -- --force-with-lease\n")
+
+
+def test_an_option_typo_still_gets_click_suggestion_alone(fixture_db: Path) -> None:
+    result = run_cli(["search", fixture_db, "rollback", "--explian"])
+    assert result.exit_code == 2
+    assert result.stderr.endswith("Error: No such option '--explian'. Did you mean '--explain'?\n")
+
+
 def test_show_by_id_and_by_anchor(fixture_db: Path) -> None:
     by_anchor = run_cli(["show", fixture_db, "services/payments.md#rollback-procedure", "--json"])
     [row] = json.loads(by_anchor.stdout)
