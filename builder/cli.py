@@ -462,7 +462,9 @@ def query(db: Path, name: str | None, params: tuple[str, ...], as_json: bool, sh
 @click.option("--format", "fmt", type=click.Choice(["xml", "markdown", "json"]), default="xml", show_default=True,
               help="xml: <documents> for long-context prompts; markdown: ### [n] headers; json: fields and provenance.")
 @json_option("JSON: the same as --format json")
-def context(db: Path, question: str, budget: int, k: int, fmt: str, as_json: bool) -> None:
+@click.option("--path-prefix", "path_prefix", metavar="PREFIX",
+              help="Take sections only from the documents whose path starts with PREFIX (runbooks/).")
+def context(db: Path, question: str, budget: int, k: int, fmt: str, as_json: bool, path_prefix: str | None) -> None:
     """Print prompt-ready sections for QUESTION, never more than --budget tokens in all.
 
     Matches first (best first), then their parents and neighbours while they fit; grouped by
@@ -472,13 +474,18 @@ def context(db: Path, question: str, budget: int, k: int, fmt: str, as_json: boo
     Examples:
       mdfts context dist/docs.db "how do I roll back payments?" --budget 1500
       mdfts context dist/docs.db "how do I roll back payments?" --format markdown | llm -s "Answer from these docs"
+      mdfts context dist/docs.db "who do I page?" --path-prefix runbooks/
     """
     from mdfts import lookup as lib
+    from mdfts.index import open_index
 
-    ctx = lib.context(db, question, max_tokens=budget, format="json" if as_json else fmt, limit=k)  # type: ignore[arg-type]
+    with open_index(db) as ix:
+        ctx = ix.context(question, max_tokens=budget, format="json" if as_json else fmt, limit=k,  # type: ignore[arg-type]
+                         path_prefix=path_prefix)
+        why = "" if ctx.blocks or ctx.omitted else lib.why_no_hits(ix, question, path_prefix)
     click.echo(ctx.text if as_json else output.inert(ctx.text), nl=False)
-    if not ctx.blocks and not ctx.omitted:
-        click.echo(lib.no_hits(question), err=True)
+    if why:
+        click.echo(why, err=True)
 
 
 @cli.command()

@@ -56,13 +56,11 @@ def search(db: Path, query: str, k: int, as_json: bool, echo: Echo, explain: boo
 
     with open_index(db) as ix:
         hits = ix.search(query, limit=k, explain=explain, path_prefix=path_prefix)
-        nowhere = bool(path_prefix) and not hits and not lookup.has_documents_under(ix, path_prefix or "")
+        why = "" if hits else lookup.why_no_hits(ix, query, path_prefix)
     if as_json:  # `content` repeats `body`: batch consumers read that name
         echo(output.to_json([h.to_dict(content_alias=True) for h in hits]))
-    elif nowhere:
-        echo(f"no document's path starts with {path_prefix!r}", err=True)
-    elif not hits:
-        echo(lookup.no_hits(query), err=True)
+    elif why:
+        echo(why, err=True)
     else:
         echo(output.hits_text(hits, explain=explain))
 

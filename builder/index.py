@@ -223,12 +223,15 @@ class Index:
         return lookup.outline_of(self, path)
 
     def context(self, question: str, max_tokens: int = 2000, format: Format = "xml",
-                limit: int = 5) -> Context:
+                limit: int = 5, path_prefix: str | None = None) -> Context:
         """Prompt-ready sections for `question` in at most `max_tokens` tokens, counting all that is
-        printed; `format` is xml, markdown or json. str(result) is the text."""
+        printed; `format` is xml, markdown or json. str(result) is the text.
+
+        :param path_prefix: take sections only from the documents whose path starts with this.
+        """
         from mdfts import lookup
 
-        return lookup.context_block(self, question, max_tokens, format, limit)
+        return lookup.context_block(self, question, max_tokens, format, limit, path_prefix=path_prefix)
 
 
 def open_index(path: Path | str) -> Index:

@@ -78,6 +78,13 @@ def has_terms(q: str) -> bool:
     return any(ch.isalnum() for ch in q)
 
 
+def why_no_hits(ix: Index, q: str, path_prefix: str | None = None) -> str:
+    """Why a search within `path_prefix` found nothing: no document is under it, or no_hits(q)."""
+    if path_prefix and not has_documents_under(ix, path_prefix):
+        return f"no document's path starts with {path_prefix!r}"
+    return no_hits(q)
+
+
 def no_hits(q: str, most: int | None = None) -> str:
     """Why a search found nothing, as every surface says it: `no usable search term: '***'` or
     `no section matches: 'x'`.
@@ -115,11 +122,11 @@ def outline(db: IndexLike, path: str | None = None) -> list[OutlineEntry] | list
 
 
 def context(db: IndexLike, question: str, max_tokens: int = 2000, format: Format = "xml",
-            limit: int = 5) -> Context:
+            limit: int = 5, path_prefix: str | None = None) -> Context:
     """Prompt-ready sections for `question` in at most `max_tokens` tokens, everything printed
     counted (mdfts.prompt); str() of the result is the text to put before the question."""
     with _opened(db) as ix:
-        return context_block(ix, question, max_tokens, format, limit)
+        return context_block(ix, question, max_tokens, format, limit, path_prefix=path_prefix)
 
 
 def run_named(db: IndexLike, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -382,12 +389,13 @@ def document_entries(ix: Index, prefix: str | None = None) -> list[DocumentEntry
 
 
 def context_block(ix: Index, question: str, max_tokens: int = 2000, format: Format = "xml",
-                  limit: int = 5, count: TokenCounter | None = None) -> Context:
-    """The budgeted context block for a question (see mdfts.prompt)."""
+                  limit: int = 5, count: TokenCounter | None = None, path_prefix: str | None = None) -> Context:
+    """The budgeted context block for a question (see mdfts.prompt); `path_prefix` keeps its
+    matches, and so their relatives, to the documents under a path."""
     from mdfts.prompt import RELATIONS, Provenance, build_context
 
     _whole(max_tokens, "max_tokens")  # a float was printed as the budget, a str failed a comparison
-    matches = search_hits(ix, question, limit=limit)
+    matches = search_hits(ix, question, limit=limit, path_prefix=path_prefix)
 
     def related(hit: Hit) -> list[tuple[str, Hit]]:
         rows = ix.run("neighbors", id=hit.id)

@@ -293,6 +293,21 @@ def test_context_no_match(fixture_db: Path) -> None:
     assert result.stderr == "no section matches: 'zzzqqqxxx'\n"
 
 
+def test_context_keeps_to_a_path_prefix(sample_db: Path) -> None:
+    q = "how do I roll back payments?"
+    everywhere = json.loads(run_cli(["context", sample_db, q, "--json"]).stdout)["documents"]
+    assert any(not d["ref"].startswith("sops/") for d in everywhere)
+    result = run_cli(["context", sample_db, q, "--json", "--path-prefix", "sops/"])
+    refs = [d["ref"] for d in json.loads(result.stdout)["documents"]]
+    assert result.exit_code == 0 and refs and all(r.startswith("sops/") for r in refs)
+
+
+def test_context_says_when_no_document_is_under_the_path_prefix(sample_db: Path) -> None:
+    result = run_cli(["context", sample_db, "rollback", "--path-prefix", "sop/"])
+    assert result.exit_code == 0 and "<document " not in result.stdout
+    assert result.stderr == "no document's path starts with 'sop/'\n"
+
+
 def _write_queries(path: Path, lines: list[dict[str, object]]) -> Path:
     path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     return path

@@ -59,6 +59,14 @@ def test_path_prefix_keeps_one_folder(ix: mdfts.Index) -> None:
     assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
 
 
+def test_context_keeps_to_a_path_prefix(ix: mdfts.Index, fixture_db: Path) -> None:
+    worker = "services/payments-worker.md"
+    assert {b.hit.path for b in ix.context("payments rollback", max_tokens=4000).blocks} > {worker}
+    for ctx in (ix.context("payments rollback", max_tokens=4000, path_prefix=worker),
+                mdfts.context(fixture_db, "payments rollback", max_tokens=4000, path_prefix=worker)):
+        assert ctx.blocks and {b.hit.path for b in ctx.blocks} == {worker}
+
+
 @pytest.mark.parametrize(
     "ref",
     [REF, "services/payments.md#Rollback-Procedure", "services/payments.md#ROLLBACK PROCEDURE",
