@@ -274,6 +274,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
                                             + ". Omitted: all, merged by rank.")]
     Limit = Annotated[int, Field(description=f"Results to return (server maximum {caps.max_results})")]
     Budget = Annotated[int, Field(description=f"Budget for the whole block (at most {caps.max_tokens})")]
+    PathPrefix = Annotated[str | None, Field(description="Only documents under this path, e.g. runbooks/")]
     # Defaults within the caps: an agent that sends none asked for nothing, so nothing is "clamped".
     default_limit, default_budget = min(8, caps.max_results), min(4000, caps.max_tokens)
 
@@ -281,7 +282,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
     async def search(
         query: Annotated[str, Field(description="Any text: words, ENV_VARS, --flags, error codes")],
         limit: Limit = default_limit,
-        path_prefix: Annotated[str | None, Field(description="Only documents under this path, e.g. runbooks/")] = None,
+        path_prefix: PathPrefix = None,
         index: IndexName = None,
     ) -> CallToolResult:
         """Find the sections that best match a query, best first. Then fetch a ref to read one."""
@@ -379,6 +380,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
     async def context(
         question: str,
         max_tokens: Budget = default_budget,
+        path_prefix: PathPrefix = None,
         index: IndexName = None,
     ) -> CallToolResult:
         """Prompt-ready sections for a question, best first, within max_tokens; cite its <source> lines."""
@@ -387,11 +389,11 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         chosen = s.pick(index)
         name, ix = next(iter(chosen.items()))
         if len(chosen) > 1:  # the best index for this question: the one its top fused hit is from
-            merged = rrf_merge({n: i.search(question, limit=5) for n, i in chosen.items()}, 1)
+            merged = rrf_merge({n: i.search(question, limit=5, path_prefix=path_prefix) for n, i in chosen.items()}, 1)
             if merged and merged[0].index:
                 name, ix = merged[0].index, chosen[merged[0].index]
         try:
-            ctx = ix.context(question, max_tokens=budget, format="xml")
+            ctx = ix.context(question, max_tokens=budget, format="xml", path_prefix=path_prefix)
         except MdftsError as err:
             raise ToolError(_brief(str(err))) from None
         data: dict[str, Any] = {

@@ -271,6 +271,24 @@ async def test_context_keeps_the_clamped_budget(client: Client) -> None:
     assert ROLLBACK in [s["ref"] for s in data["sources"]]
 
 
+async def test_context_keeps_to_a_path_prefix(client: Client) -> None:
+    _, data, err = await _call(client, "context", question="how do I roll back payments?", path_prefix="sops/")
+    assert not err and data["sources"] and all(s["ref"].startswith("sops/") for s in data["sources"])
+
+
+async def test_context_picks_the_index_that_has_the_path_prefix(two_dbs: tuple[Path, Path]) -> None:
+    srv = build_server(list(two_dbs))
+    try:
+        async with Client(srv, raise_exceptions=True) as c:
+            _, anywhere, _ = await _call(c, "context", question="payments rollback")
+            _, data, err = await _call(c, "context", question="payments rollback", path_prefix="runbooks/")
+    finally:
+        close_server(srv)
+    assert anywhere["index"] == "fixtures"  # the best fused hit without the prefix: no runbooks/ there
+    assert not err and data["index"] == "ops"
+    assert data["sources"] and all(s["ref"].startswith("runbooks/") for s in data["sources"])
+
+
 async def test_outline_lists_documents_then_headings(client: Client) -> None:
     _, docs, _ = await _call(client, "outline")
     assert "runbooks/payments.md" in [d["path"] for d in docs["documents"]]
