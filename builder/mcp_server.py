@@ -20,6 +20,7 @@ from pydantic import AnyUrl, Field, ValidationError
 from mdfts.errors import MdftsError, brief
 from mdfts.index import Index, open_index
 from mdfts.lookup import has_documents_under, no_hits, rrf_merge
+from mdfts.output import count_noun
 from mdfts.prompt import ByteCounter
 from mdfts.records import Hit, Outline
 
@@ -425,7 +426,8 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         limit = 500
         data = {"documents": [{**d.to_dict(), **({"index": n} if many else {})} for n, d in docs[:limit]],
                 "truncated": len(docs) > limit}
-        text = "\n".join(f"{n + ':' if many else ''}{d.path} — {d.title} ({d.sections} sections, {d.lines} lines)"
+        text = "\n".join(f"{n + ':' if many else ''}{d.path} — {d.title} "
+                         f"({count_noun(d.sections, 'section')}, {count_noun(d.lines, 'line')})"
                          for n, d in docs[:limit])
         return _result(text or "no documents", data)
 

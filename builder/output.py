@@ -138,15 +138,15 @@ def documents_text(docs: Sequence[Any]) -> str:
     return table([d.to_dict() for d in docs], ["path", "title", "sections", "lines"], width=70)
 
 
-def _count(n: int, noun: str) -> str:
+def count_noun(n: int, noun: str) -> str:
     """`1 section`, `4,453 sections`."""
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def build_summary(summary: Mapping[str, Any]) -> str:
     """The one-line build summary (stderr), from the same dict `build --json` prints."""
-    return (f"{summary['output']}: {_count(summary['documents'], 'document')}, "
-            f"{_count(summary['sections'], 'section')}, {_count(summary['tokens'], 'exact token')}, "
+    return (f"{summary['output']}: {count_noun(summary['documents'], 'document')}, "
+            f"{count_noun(summary['sections'], 'section')}, {count_noun(summary['tokens'], 'exact token')}, "
             f"{summary['bytes']:,} bytes in {summary['seconds']:.2f}s"
             + (f"; {len(summary['skipped'])} skipped" if summary["skipped"] else "")
             + (f"; {summary['reused']} reused from {summary['previous']}" if summary.get("previous") else ""))

@@ -289,6 +289,20 @@ async def test_context_picks_the_index_that_has_the_path_prefix(two_dbs: tuple[P
     assert data["sources"] and all(s["ref"].startswith("runbooks/") for s in data["sources"])
 
 
+async def test_outline_counts_a_documents_one_section_and_line_in_the_singular(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "one.md").write_text("# One\n")
+    (tmp_path / "docs" / "two.md").write_text("# Two\n\n## More\n")
+    build_index([tmp_path / "docs"], tmp_path / "small.db")
+    srv = build_server([tmp_path / "small.db"])
+    try:
+        async with Client(srv, raise_exceptions=True) as c:
+            text, _, _ = await _call(c, "outline")
+    finally:
+        close_server(srv)
+    assert text == "one.md — One (1 section, 1 line)\ntwo.md — Two (2 sections, 3 lines)"
+
+
 async def test_outline_lists_documents_then_headings(client: Client) -> None:
     _, docs, _ = await _call(client, "outline")
     assert "runbooks/payments.md" in [d["path"] for d in docs["documents"]]
