@@ -377,11 +377,12 @@ def search(db: Path, query: str | None, k: int, queries_file: Any, as_json: bool
 @db_argument
 @click.argument("ref")
 @click.option("--neighbors", is_flag=True, help="Also show the parent, previous, next and child sections.")
-@json_option("JSON: an array of sections, or a document's outline")
+@json_option("JSON: an array of sections, a document's outline, or a folder's documents")
 def show(db: Path, ref: str, neighbors: bool, as_json: bool) -> None:
     """Print a section by REF: an id, PATH#ANCHOR (any case), PATH:LINE, or PATH for its outline.
 
-    A REF that names no section lists the nearest anchors of that document.
+    A FOLDER/ (ending in "/") lists its documents. A REF that names no section lists the nearest
+    anchors of that document.
 
     \b
     Examples:
@@ -389,6 +390,7 @@ def show(db: Path, ref: str, neighbors: bool, as_json: bool) -> None:
       mdfts show dist/docs.db runbooks/payments.md#rollback-procedure --neighbors
       mdfts show dist/docs.db runbooks/payments.md:90
       mdfts show dist/docs.db runbooks/payments.md
+      mdfts show dist/docs.db runbooks/
     """
     from mdfts import commands
 

@@ -66,11 +66,19 @@ def search(db: Path, query: str, k: int, as_json: bool, echo: Echo, explain: boo
 
 
 def show(db: Path, ref: str, neighbors: bool, as_json: bool, echo: Echo) -> None:
-    """The section `ref` names (with `neighbors`, its relatives too), or a document's outline."""
+    """The section `ref` names (with `neighbors`, its relatives too), a document's outline, or
+    for a folder ending in "/" its documents (as Index.outline gives them)."""
+    from mdfts.errors import MdftsError
     from mdfts.index import open_index
     from mdfts.records import Outline
 
     with open_index(db) as ix:
+        if ref.endswith("/") and not neighbors:
+            docs = ix.outline(ref)
+            if not docs:
+                raise MdftsError(f"no document's path starts with {ref!r}")
+            echo(output.to_json([d.to_dict() for d in docs]) if as_json else output.documents_text(docs))
+            return
         if neighbors:  # a section's relatives: a document's ref is an error, as in Python
             hits = ix.neighbors(ref)
         else:

@@ -224,6 +224,23 @@ def test_show_neighbors_of_a_document_is_an_error_as_in_python(fixture_db: Path)
     assert run_cli(["show", fixture_db, "services/payments.md"]).exit_code == 0  # its outline
 
 
+def test_show_a_folder_lists_its_documents_as_index_outline_does(fixture_db: Path) -> None:
+    result = run_cli(["show", fixture_db, "services/"])
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout.splitlines() == [
+        "path                         title              sections  lines",
+        "---------------------------  -----------------  --------  -----",
+        "services/env-vars.md         ENV var reference  1         7",
+        "services/payments-worker.md  payments-worker    3         16",
+        "services/payments.md         payments           5         23",
+    ]
+    rows = json.loads(run_cli(["show", fixture_db, "services/", "--json"]).stdout)
+    assert [r["path"] for r in rows] == ["services/env-vars.md", "services/payments-worker.md", "services/payments.md"]
+    missing = run_cli(["show", fixture_db, "service/"])
+    assert (missing.exit_code, missing.stdout, missing.stderr) == (
+        1, "", "Error: no document's path starts with 'service/'\n")
+
+
 def test_show_lead_section_by_empty_anchor(fixture_db: Path) -> None:
     [row] = json.loads(run_cli(["show", fixture_db, "lead_text.md#", "--json"]).stdout)
     assert (row["level"], row["start_line"]) == (0, 2)
