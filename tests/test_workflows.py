@@ -390,3 +390,62 @@ def test_a_blank_docs_path_is_an_annotated_error(workspace: Path) -> None:
     assert failed is not None
     assert failed.stdout.strip() == "::error::docs-path names no source: give folders or github: sources, one a line"
     assert not (workspace / "dist").exists()
+
+
+# --- the example workflow's diff step, run on its own ----------------------------------------
+
+EXAMPLE = REPO / "docs" / "examples" / "docs-index.yml"
+
+
+def test_outputs_the_examples_read_are_outputs_of_the_action() -> None:
+    """A workflow reads `steps.<id>.outputs.X` of the mdfts step: X must be one the action declares."""
+    declared = set(yaml.safe_load(ACTION.read_text())["outputs"])
+    flow = yaml.safe_load(EXAMPLE.read_text())
+    ids = {s["id"] for job in flow["jobs"].values() for s in job["steps"]
+           if "id" in s and s.get("uses", "").startswith("OWNER/mdfts@")}
+    read = set(re.findall(rf"steps\.(?:{'|'.join(ids)})\.outputs\.([\w-]+)", EXAMPLE.read_text()))
+    assert "mdfts" in read and read <= declared
+
+
+def _diff_step(tmp_path: Path, base: Path | None, new: Path) -> tuple[subprocess.CompletedProcess[str], str]:
+    """Runs the example's pull-request diff step with a stand-in `gh` that "downloads" `base`
+    (or finds no release when it is None); returns the process and the job summary."""
+    [step] = [s for s in yaml.safe_load(EXAMPLE.read_text())["jobs"]["preview"]["steps"]
+              if "diff" in s.get("run", "")]
+    fake_bin = tmp_path / "fake-bin"
+    fake_bin.mkdir(parents=True)
+    gh = fake_bin / "gh"
+    gh.write_text('#!/bin/sh\n[ "$1 $2" = "release download" ] || exit 2\n'
+                  '[ -n "$FAKE_BASE" ] || { echo "release not found" >&2; exit 1; }\n'
+                  'while [ "$1" != --dir ]; do shift; done\ncp "$FAKE_BASE" "$2/docs-index-1.db"\n')
+    gh.chmod(gh.stat().st_mode | stat.S_IXUSR)
+    (tmp_path / "runner").mkdir()
+    summary = tmp_path / "summary.md"
+    env = {**os.environ, "PATH": f"{fake_bin}{os.pathsep}{os.environ['PATH']}", "FAKE_BASE": str(base or ""),
+           "RUNNER_TEMP": str(tmp_path / "runner"), "GITHUB_STEP_SUMMARY": str(summary),
+           "GITHUB_REPOSITORY": "example/docs", "GH_TOKEN": "fake-token", "MDFTS": str(BIN / "mdfts"), "NEW": str(new)}
+    assert set(step["env"]) <= {"GH_TOKEN", "MDFTS", "NEW"}
+    done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+                          env=env, capture_output=True, text=True, check=False)
+    return done, summary.read_text() if summary.exists() else ""
+
+
+def test_the_examples_pull_request_diff_goes_to_the_job_summary(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nRun `deploy --canary`.\n")
+    assert run_cli_ok("build", docs, "-o", tmp_path / "old.db")
+    (docs / "a.md").write_text("# A\n\nRun `deploy --canary --wait`.\n")
+    assert run_cli_ok("build", docs, "-o", tmp_path / "new.db")
+
+    done, summary = _diff_step(tmp_path, tmp_path / "old.db", tmp_path / "new.db")
+    assert done.returncode == 0, done.stderr
+    assert summary.startswith("### Docs index changes\n") and "| `--wait` | cli_flag | `a.md:1` |" in summary
+
+    first, summary = _diff_step(tmp_path / "first", None, tmp_path / "new.db")
+    assert first.returncode == 0, first.stderr
+    assert summary == "No release to compare with yet: a push to the default branch makes the first one.\n"
+
+
+def run_cli_ok(*args: str | Path) -> bool:
+    return _tool(BIN / "mdfts", *args, "-q").returncode == 0
