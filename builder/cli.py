@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import time
@@ -47,10 +48,27 @@ class TextCommand(click.Command):
                                      f"mdfts {self.name} DB -- {err.option_name}", ctx=ctx) from None
 
 
+class IndexFile(click.Path):
+    """An index file's path (a Path; a folder is refused): a folder there is most often the docs
+    or the output folder, so the error says what to give instead."""
+
+    def __init__(self, output: bool = False) -> None:
+        super().__init__(path_type=Path, dir_okay=False)
+        self.output = output
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and os.path.isdir(value):
+            if self.output:
+                self.fail(f"{value!r} is a folder; give the file to write, e.g. {Path(value) / 'docs.db'}", param, ctx)
+            self.fail(f"{value!r} is a folder, not an index file; to index the markdown in it: "
+                      f"mdfts build {value} -o docs.db", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 # Options every command spells the same way.
 def db_argument(f: F) -> F:
     """The index file argument, DB."""
-    return click.argument("db", type=click.Path(path_type=Path, dir_okay=False))(f)
+    return click.argument("db", type=IndexFile())(f)
 
 
 def json_option(what: str) -> Callable[[F], F]:
@@ -127,7 +145,7 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("sources", nargs=-1, required=True)
-@click.option("-o", "--output", "out", required=True, type=click.Path(path_type=Path, dir_okay=False),
+@click.option("-o", "--output", "out", required=True, type=IndexFile(output=True),
               help="The .db file to write (replaced atomically; a symlink there is replaced, its target left alone).")
 @click.option("--include", multiple=True, metavar="GLOB",
               help="Files to index (default: *.md, *.markdown). Repeatable.")
@@ -141,7 +159,7 @@ def cli() -> None:
 @click.option("--artifact-version", metavar="V", envvar="MDFTS_ARTIFACT_VERSION",
               help="Version stored in the index [env MDFTS_ARTIFACT_VERSION; default: the git tag at HEAD, "
                    "else YYYYMMDD+<commit>; '' for none].")
-@click.option("--previous", metavar="OLD.db", type=click.Path(path_type=Path, dir_okay=False),
+@click.option("--previous", metavar="OLD.db", type=IndexFile(),
               help="Copy unchanged files (same path and sha256) from this older index instead of "
                    "parsing them; the result equals a full build. May be the --output file itself.")
 @click.option("--allow-empty", is_flag=True, help="Build an index even when no file matches (else an error).")
@@ -291,8 +309,8 @@ def check(sources: tuple[Path, ...], fmt: str, as_json: bool, fail_on: str, max_
 
 
 @cli.command()
-@click.argument("old", metavar="OLD.db", type=click.Path(path_type=Path, dir_okay=False))
-@click.argument("new", metavar="NEW.db", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("old", metavar="OLD.db", type=IndexFile())
+@click.argument("new", metavar="NEW.db", type=IndexFile())
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True,
               help="text: a summary and lists; markdown: tables for a pull-request comment.")
 @json_option("one JSON object")
@@ -491,7 +509,7 @@ def context(db: Path, question: str, budget: int, k: int, fmt: str, as_json: boo
 
 
 @cli.command()
-@click.argument("dbs", metavar="DB...", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("dbs", metavar="DB...", nargs=-1, required=True, type=IndexFile())
 @click.option("--http", "http", is_flag=True, help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="Port for --http.")
 @click.option("--max-tokens", type=click.IntRange(100), default=6000, show_default=True,
@@ -519,7 +537,7 @@ def mcp(dbs: tuple[Path, ...], http: bool, port: int, max_tokens: int, max_resul
 
 
 @cli.command(name="datasette-metadata")
-@click.argument("dbs", metavar="DB...", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("dbs", metavar="DB...", nargs=-1, required=True, type=IndexFile())
 @click.option("--config", "as_config", is_flag=True,
               help="Print a Datasette 1.0 datasette.yaml (stored queries, table settings) instead.")
 def datasette_metadata(dbs: tuple[Path, ...], as_config: bool) -> None:
@@ -541,7 +559,7 @@ def datasette_metadata(dbs: tuple[Path, ...], as_config: bool) -> None:
 
 
 @cli.command()
-@click.argument("dbs", metavar="DB...", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("dbs", metavar="DB...", nargs=-1, required=True, type=IndexFile())
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on; 0.0.0.0 lets other machines in.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8001, show_default=True,

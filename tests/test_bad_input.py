@@ -322,7 +322,7 @@ def test_output_under_a_file_fails(docs: Path, tmp_path: Path) -> None:
 def test_output_that_is_a_folder_is_a_usage_error(docs: Path, tmp_path: Path) -> None:
     result = build(docs, tmp_path)
     assert result.exit_code == 2
-    assert "is a directory" in result.stderr
+    assert f"{str(tmp_path)!r} is a folder; give the file to write, e.g. {tmp_path / 'docs.db'}" in result.stderr
 
 
 # -- permissions: as a non-root user (root ignores permission bits) --------------------------------

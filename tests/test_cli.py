@@ -192,6 +192,25 @@ def test_an_option_typo_still_gets_click_suggestion_alone(fixture_db: Path) -> N
     assert result.stderr.endswith("Error: No such option '--explian'. Did you mean '--explain'?\n")
 
 
+@pytest.mark.parametrize("command", [["search", "{dir}", "rollback"], ["info", "{dir}"], ["serve", "{dir}"],
+                                     ["diff", "{db}", "{dir}"], ["build", "{dir}", "-o", "{db}", "--previous", "{dir}"]],
+                         ids=["search", "info", "serve", "diff", "previous"])
+def test_a_folder_given_for_an_index_says_how_to_build_one(fixture_db: Path, command: list[str]) -> None:
+    result = run_cli([a.format(dir=FIXTURE_DOCS, db=fixture_db) for a in command])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1].endswith(
+        f"{str(FIXTURE_DOCS)!r} is a folder, not an index file; to index the markdown in it: "
+        f"mdfts build {FIXTURE_DOCS} -o docs.db")
+
+
+def test_a_folder_given_as_the_output_says_to_name_the_file(tmp_path: Path) -> None:
+    result = run_cli(["build", FIXTURE_DOCS, "-o", tmp_path])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == (
+        f"Error: Invalid value for '-o' / '--output': {str(tmp_path)!r} is a folder; give the file to write, "
+        f"e.g. {tmp_path / 'docs.db'}")
+
+
 def test_show_by_id_and_by_anchor(fixture_db: Path) -> None:
     by_anchor = run_cli(["show", fixture_db, "services/payments.md#rollback-procedure", "--json"])
     [row] = json.loads(by_anchor.stdout)
