@@ -292,7 +292,7 @@ def diff_text(diff: Diff) -> str:
     sections = [s for s in diff["sections"] if s["path"] in changed]
     if sections:
         width = max(len(_ref(s)) for s in sections)
-        out += ["", "sections"]
+        out += ["", "sections of changed documents"]  # an added or removed one's are its count above
         out += [f"  {_SIGN[s['status']]} {_ref(s).ljust(width)}  {_section_lines(s)}"
                 for s in sections]
     if diff["tokens"]:

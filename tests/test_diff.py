@@ -93,7 +93,7 @@ def test_text_output(pair: tuple[Path, Path]) -> None:
         "  ~ guides/setup.md  (5 → 5 sections)\n"
         "  - notes.md  (1 section)\n"
         "\n"
-        "sections\n"
+        "sections of changed documents\n"
         "  + guides/deploy.md#canary  lines 8-11\n"
         "  ~ guides/setup.md#setup    lines 7-10\n"
         "\n"
@@ -197,4 +197,4 @@ def test_a_heading_with_an_empty_anchor_is_not_the_lead_text(tmp_path: Path) -> 
         ("changed", "", 0, [1, 2], [1, 2]), ("changed", "", 1, [3, 5], [3, 5])]
     assert d["summary"]["sections"] == {"added": 0, "removed": 0, "changed": 2}
     result = CliRunner().invoke(cli, ["diff", str(old), str(new)])
-    assert result.stdout.split("\n\n")[2] == "sections\n  ~ a.md (lead text)  lines 1-2\n  ~ a.md#             lines 3-5"
+    assert result.stdout.split("\n\n")[2] == "sections of changed documents\n  ~ a.md (lead text)  lines 1-2\n  ~ a.md#             lines 3-5"
