@@ -33,6 +33,9 @@ def _fragment(hit: Hit) -> llm.Fragment:
     return llm.Fragment(text, hit.url or hit.lines)
 
 
+FRAGMENT_PARAMS = ("q", "k", "token")
+
+
 def _split(argument: str) -> tuple[str, str, dict[str, str]]:
     """`docs.db?q=..&k=5` → (db, "", params); `docs.db@path#anchor` → (db, ref, {})."""
     if "?" in argument:
@@ -57,6 +60,10 @@ def mdfts_fragments(argument: str) -> list[llm.Fragment]:
                     raise MdftsError(f"{ref}: a document, not a section; give PATH#ANCHOR (anchors: "
                                      + ", ".join(e.anchor for e in shown.entries[:8] if e.anchor) + ")")
                 return [_fragment(shown)]
+            unknown = [name for name in params if name not in FRAGMENT_PARAMS]
+            if unknown:  # ignored, `&limit=3` gave five sections and the user never learned why
+                raise MdftsError(f"mdfts:{argument}: unknown parameter {unknown[0]!r}; use "
+                                 + ", ".join(FRAGMENT_PARAMS))
             given = params.get("k") or "5"
             if not (given.isascii() and given.isdecimal()) or int(given) < 1:  # int() reads "١٢" as 12
                 raise MdftsError(f"mdfts:{argument}: k is the number of sections, a whole number from 1")

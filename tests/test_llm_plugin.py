@@ -61,6 +61,14 @@ def test_section_and_token_fragments(sample_db: Path) -> None:
         loader(str(sample_db))
 
 
+@pytest.mark.parametrize("param", ["limit=3", "path_prefix=sops/", "Q=rollback"])
+def test_an_unknown_fragment_parameter_is_named_not_ignored(sample_db: Path, param: str) -> None:
+    # `&limit=3` gave the default five sections: the user never learned that k is the count.
+    name = param.partition("=")[0]
+    with pytest.raises(ValueError, match=re.escape(f"unknown parameter {name!r}; use q, k, token")):
+        llm.get_fragment_loaders()["mdfts"](f"{sample_db}?q=rollback&{param}")
+
+
 @pytest.mark.integration
 def test_fragment_reaches_the_model_through_the_cli(sample_db: Path) -> None:
     out = _llm("-m", "echo", "-f", f"mdfts:{sample_db}?q=roll back payments&k=1", "How do I roll back?")
