@@ -140,7 +140,14 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
               help="Show the version and exit.")
 def cli() -> None:
-    """Markdown docs → one versioned, read-only SQLite FTS5 file of heading-bounded sections."""
+    """Markdown docs → one versioned, read-only SQLite FTS5 file of heading-bounded sections.
+
+    \b
+    Start with:
+      mdfts build docs/ -o docs.db
+      mdfts search docs.db "how do I roll back payments?"
+    then `mdfts COMMAND --help` for any command below.
+    """
 
 
 @cli.command()

@@ -32,6 +32,13 @@ def test_help_lists_every_command() -> None:
         assert run_cli([command, "-h"]).exit_code == 0
 
 
+def test_help_says_where_to_start() -> None:
+    # `mdfts` alone is a new user's first command: it should show the first two to run.
+    text = run_cli(["--help"]).stdout
+    assert ("  Start with:\n    mdfts build docs/ -o docs.db\n"
+            "    mdfts search docs.db \"how do I roll back payments?\"\n") in text
+
+
 def test_build_then_info(tmp_path: Path) -> None:
     out = tmp_path / "dist" / "docs.db"
     result = run_cli(["build", FIXTURE_DOCS, "-o", out])
