@@ -17,7 +17,7 @@ import llm
 
 from mdfts.errors import MdftsError
 from mdfts.index import Index, open_index
-from mdfts.lookup import no_hits
+from mdfts.lookup import why_no_hits
 from mdfts.records import Hit, Outline
 
 SYSTEM = (
@@ -33,7 +33,7 @@ def _fragment(hit: Hit) -> llm.Fragment:
     return llm.Fragment(text, hit.url or hit.lines)
 
 
-FRAGMENT_PARAMS = ("q", "k", "token")
+FRAGMENT_PARAMS = ("q", "k", "token", "prefix")
 
 
 def _split(argument: str) -> tuple[str, str, dict[str, str]]:
@@ -68,14 +68,17 @@ def mdfts_fragments(argument: str) -> list[llm.Fragment]:
             if not (given.isascii() and given.isdecimal()) or int(given) < 1:  # int() reads "١٢" as 12
                 raise MdftsError(f"mdfts:{argument}: k is the number of sections, a whole number from 1")
             k = int(given)
+            prefix = params.get("prefix") or None
             if "token" in params:
+                if prefix:
+                    raise MdftsError(f"mdfts:{argument}: prefix goes with ?q=QUESTION, not ?token=")
                 hits = ix.token(params["token"], limit=k)
             elif params.get("q"):
-                hits = ix.search(params["q"], limit=k)
+                hits = ix.search(params["q"], limit=k, path_prefix=prefix)
             else:
                 raise MdftsError(f"mdfts:{argument}: give ?q=QUESTION, ?token=TOKEN or @PATH#ANCHOR")
             if not hits:
-                why = "no section matches" if "token" in params else no_hits(params["q"], 300)
+                why = "no section matches" if "token" in params else why_no_hits(ix, params["q"], prefix, 300)
                 raise MdftsError(f"mdfts:{argument}: {why}")
             return [_fragment(h) for h in hits]
     except (MdftsError, ValueError) as err:
@@ -116,6 +119,9 @@ def _token_lines(hits: list[Hit]) -> str:
                      + (", exact" if h.exact else "") + ")" for h in hits)
 
 
+_PREFIX_ERROR = "Error: path_prefix is the start of a document's path, e.g. runbooks/; not {!r}"
+
+
 class Mdfts(llm.Toolbox):
     """Search and read an mdfts index of markdown docs."""
 
@@ -123,15 +129,21 @@ class Mdfts(llm.Toolbox):
         self.db = db
         self.max_tokens = max_tokens
 
-    def search(self, query: str, limit: int = 5) -> str:
-        """Find the sections that best match a query, best first: one line each with its ref."""
+    # Each docstring is its tool's description, sent to the model as written (indentation too).
+    def search(self, query: str, limit: int = 5, path_prefix: str = "") -> str:
+        """Find the sections that best match a query, best first: one line each with its ref.
+path_prefix keeps to the documents under a path, e.g. runbooks/"""
         # llm passes a model's arguments as sent: the number may come as text, or as 0 (which
         # would list nothing and read as "no section matches"); lowered to 1..20, as mdfts mcp does.
         try:
             count = min(max(int(limit), 1), 20)
         except (TypeError, ValueError):
             return f"Error: limit is the number of sections to list, a whole number from 1 to 20; not {limit!r}"
-        return _guard(lambda ix: _hit_lines(ix.search(query, limit=count)) or no_hits(query, 300), self.db)
+        if not isinstance(path_prefix, str | None):
+            return _PREFIX_ERROR.format(path_prefix)
+        prefix = path_prefix or None
+        return _guard(lambda ix: _hit_lines(ix.search(query, limit=count, path_prefix=prefix))
+                      or why_no_hits(ix, query, prefix, 300), self.db)
 
     def fetch(self, ref: str) -> str:
         """Read one section by the ref a search gave (path#anchor, path:line or id); a path lists its headings."""
@@ -149,9 +161,13 @@ class Mdfts(llm.Toolbox):
         """The sections holding an exact token (ENV_VAR, --flag, error code), case-exact first."""
         return _guard(lambda ix: _token_lines(ix.token(token, limit=20)) or f"no section holds {token!r}", self.db)
 
-    def context(self, question: str) -> str:
-        """Prompt-ready sections for a question, within the toolbox's token budget."""
-        return _guard(lambda ix: ix.context(question, max_tokens=self.max_tokens, format="xml").text, self.db)
+    def context(self, question: str, path_prefix: str = "") -> str:
+        """Prompt-ready sections for a question, within the toolbox's token budget.
+path_prefix keeps to the documents under a path, e.g. runbooks/"""
+        if not isinstance(path_prefix, str | None):
+            return _PREFIX_ERROR.format(path_prefix)
+        return _guard(lambda ix: ix.context(question, max_tokens=self.max_tokens, format="xml",
+                                            path_prefix=path_prefix or None).text, self.db)
 
 
 @llm.hookimpl

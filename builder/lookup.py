@@ -78,11 +78,11 @@ def has_terms(q: str) -> bool:
     return any(ch.isalnum() for ch in q)
 
 
-def why_no_hits(ix: Index, q: str, path_prefix: str | None = None) -> str:
-    """Why a search within `path_prefix` found nothing: no document is under it, or no_hits(q)."""
+def why_no_hits(ix: Index, q: str, path_prefix: str | None = None, most: int | None = None) -> str:
+    """Why a search within `path_prefix` found nothing: no document is under it, or no_hits(q, most)."""
     if path_prefix and not has_documents_under(ix, path_prefix):
-        return f"no document's path starts with {path_prefix!r}"
-    return no_hits(q)
+        return f"no document's path starts with {path_prefix if most is None else brief(path_prefix, most)!r}"
+    return no_hits(q, most)
 
 
 def no_hits(q: str, most: int | None = None) -> str:

@@ -69,6 +69,24 @@ def test_an_unknown_fragment_parameter_is_named_not_ignored(sample_db: Path, par
         llm.get_fragment_loaders()["mdfts"](f"{sample_db}?q=rollback&{param}")
 
 
+def test_search_fragments_and_the_toolbox_keep_to_a_path_prefix(sample_db: Path) -> None:
+    loader = llm.get_fragment_loaders()["mdfts"]
+    frags = loader(f"{sample_db}?q=how do I roll back payments&k=3&prefix=sops/")
+    assert len(frags) == 3 and all(f.source.startswith("sops/") for f in frags)
+    with pytest.raises(ValueError, match=re.escape("prefix goes with ?q=QUESTION")):
+        loader(f"{sample_db}?token=PAYMENTS_DB_URL&prefix=sops/")
+    with pytest.raises(ValueError, match=re.escape("no document's path starts with 'sop/'")):
+        loader(f"{sample_db}?q=rollback&prefix=sop/")
+    box = Mdfts(str(sample_db))
+    lines = box.search("how do I roll back payments", limit=3, path_prefix="sops/").splitlines()
+    assert len(lines) == 3 and all(re.match(r"\[\d+\] sops/", line) for line in lines)
+    assert box.search("rollback", path_prefix="sop/") == "no document's path starts with 'sop/'"
+    sources = re.findall(r"<source>(\S+)", box.context("how do I roll back payments", path_prefix="sops/"))
+    assert sources and all(s.startswith("sops/") for s in sources)
+    assert box.search("rollback", path_prefix=3) == (  # type: ignore[arg-type]
+        "Error: path_prefix is the start of a document's path, e.g. runbooks/; not 3")
+
+
 @pytest.mark.integration
 def test_fragment_reaches_the_model_through_the_cli(sample_db: Path) -> None:
     out = _llm("-m", "echo", "-f", f"mdfts:{sample_db}?q=roll back payments&k=1", "How do I roll back?")
