@@ -81,7 +81,11 @@ def has_terms(q: str) -> bool:
 def why_no_hits(ix: Index, q: str, path_prefix: str | None = None, most: int | None = None) -> str:
     """Why a search within `path_prefix` found nothing: no document is under it, or no_hits(q, most)."""
     if path_prefix and not has_documents_under(ix, path_prefix):
-        return f"no document's path starts with {path_prefix if most is None else brief(path_prefix, most)!r}"
+        why = f"no document's path starts with {path_prefix if most is None else brief(path_prefix, most)!r}"
+        bare = path_prefix.lstrip("./")  # "./runbooks/", "/runbooks/": a shell's or a site's way of writing it
+        if bare != path_prefix and bare and has_documents_under(ix, bare):
+            why += f"; paths are relative to the source folder: {bare!r}"
+        return why
     return no_hits(q, most)
 
 

@@ -351,6 +351,15 @@ def test_context_says_when_no_document_is_under_the_path_prefix(sample_db: Path)
     assert result.stderr == "no document's path starts with 'sop/'\n"
 
 
+@pytest.mark.parametrize("given", ["./sops/", "/sops/"])
+def test_a_path_prefix_written_from_the_shell_names_the_one_to_give(sample_db: Path, given: str) -> None:
+    """Paths are stored relative to the source folder: `./sops/` (tab completion) or `/sops/` (a
+    site's URL) matches nothing, and the message names the prefix that does."""
+    for command in (["search", sample_db, "rollback"], ["context", sample_db, "rollback"]):
+        result = run_cli([*command, "--path-prefix", given])
+        assert result.stderr == f"no document's path starts with {given!r}; paths are relative to the source folder: 'sops/'\n"
+
+
 def _write_queries(path: Path, lines: list[dict[str, object]]) -> Path:
     path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     return path
