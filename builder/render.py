@@ -26,6 +26,10 @@ MAX_TABLE_CELLS = 20_000
 # section is shown as escaped text (a backstop; no construct known today comes close).
 MAX_GROWTH = 8
 
+# A heading, trail or token named in a list, a crumb, a link or a card's title is cut to this
+# many characters: markdown allows a 100 KB heading, and a section page named 200 children.
+LABEL_CHARS = 200
+
 _DELIMITER_ROW = re.compile(r"^ {0,3}\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 
 
@@ -42,6 +46,11 @@ def table_cells(text: str) -> int:
         else:
             columns = 0
     return cells
+
+
+def label(text: str, limit: int = LABEL_CHARS) -> str:
+    """`text`, or its first `limit` characters and an ellipsis: a heading or token as a page names it."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _cut(text: str, limit: int) -> str:

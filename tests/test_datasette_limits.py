@@ -204,3 +204,29 @@ def test_a_section_page_lists_a_bounded_number_of_children(datasette_client: Any
     children = page.split('<ul class="mdfts-children">')[1].split("</ul>")[0]
     assert children.count("<li>") == 200 and ">h199</a>" in children and ">h200</a>" not in children
     assert "The first 200 are listed; the <a href=\"/wide/outline?path=top.md\">outline of the file</a>" in page
+
+
+def test_long_headings_and_tokens_are_cut_wherever_a_page_names_them(datasette_client: Any, tmp_path: Path) -> None:
+    # Markdown allows a heading or an identifier of any length, and a page repeated each in full
+    # wherever it named the section: 200 children with 100 KB headings made the parent's page
+    # 20 MB, 500 tokens of 40 KB a 39 MB one (each token twice: link and text).
+    long = "h" * 10_000
+    docs = tmp_path / "long"
+    docs.mkdir()
+    tokens = " ".join(f"LONG_{i}_" + "AB_" * 3_000 + "C" for i in range(20))
+    children = "".join(f"## {i} {long}\n\nrollback {i}\n\n" for i in range(20))
+    (docs / "top.md").write_text(f"# Top {long}\n\nrollback {tokens}\n\n{children}")
+    build_index([docs], tmp_path / "long.db")
+    ds = datasette_client(tmp_path / "long.db")
+    child = ds.get_json("/long/sections.json?_shape=array&_col=id&level=2&_size=1")[0]["id"]
+    pages = ["/long/sections/1", f"/long/sections/{child}", "/long/search?q=rollback", "/long/sections",
+             "/long/sections?_facet_array=env_vars", "/long/tokens", "/long/outline?path=top.md",
+             "/long/token?token=LONG_1_AB_AB", f"/long/neighbors?id={child}"]
+    sizes = {}
+    for page in pages:
+        status, body = ds.get(page)
+        assert status == 200, page
+        sizes[page] = len(body)
+    # The rendered markdown holds a heading (a section page's first 20,000 characters, a card's
+    # first 2,000); every list, crumb, link and cell that names a section or token is cut.
+    assert max(sizes.values()) < 100_000, sizes

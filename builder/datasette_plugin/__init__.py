@@ -32,8 +32,8 @@ from mdfts.browse import IndexFacts, database_metadata, read_facts, stored_queri
 from mdfts.errors import IndexVersionError, brief
 from mdfts.index import Index
 from mdfts.lookup import has_documents_under, no_hits
-from mdfts.records import Hit, SectionPage
-from mdfts.render import PAGE_CHARS, PREVIEW_CHARS, render_section, snippet_html
+from mdfts.records import Hit, SectionLink, SectionPage
+from mdfts.render import LABEL_CHARS, PAGE_CHARS, PREVIEW_CHARS, label, render_section, snippet_html
 
 # Datasette instance → {database name: facts}; filled by startup(), read by the other hooks.
 _INDEXES: WeakKeyDictionary[Any, dict[str, IndexFacts]] = WeakKeyDictionary()
@@ -214,11 +214,12 @@ def _row_dict(row: Any) -> dict[str, Any]:
 
 
 def _trail(value: str) -> list[str] | None:
+    """A stored trail's headings as a page names them (each cut to a label)."""
     try:
         trail = json.loads(value)
     except ValueError:
         return None
-    return [str(t) for t in trail] if isinstance(trail, list) else None
+    return [label(str(t)) for t in trail] if isinstance(trail, list) else None
 
 
 async def _rendered(body: str, limit: int, rewrite_link: Callable[[str], str | None] | None = None) -> Markup:
@@ -281,6 +282,10 @@ def _link(url: str, start: Any, end: Any, text: str) -> Markup:
     return Markup('<a class="mdfts-source" href="{}" title="source, lines {}–{}">{}</a>').format(url, start, end, text)
 
 
+# Columns that name a section or a token: cut to a label in any table or query of an index.
+_LABELS = frozenset({"heading", "title", "anchor", "token", "norm"})
+
+
 @hookimpl
 def render_cell(row: Any, value: Any, column: str, table: str | None, database: str,
                 datasette: Any) -> Markup | Awaitable[Markup] | None:
@@ -295,7 +300,9 @@ def render_cell(row: Any, value: Any, column: str, table: str | None, database: 
         path = _row_dict(row).get("path")
         links = _doc_links(datasette, database, facts, path) if isinstance(path, str) else _no_links
         return _rendered(value, PREVIEW_CHARS, links)
-    if table == "sections" and len(value) > PREVIEW_CHARS:  # `text`, token lists, on every row page
+    if column in _LABELS and len(value) > LABEL_CHARS:
+        return Markup('{}<span class="mdfts-note"> ({:,} characters)</span>').format(label(value), len(value))
+    if table != "mdfts_queries" and len(value) > PREVIEW_CHARS:  # `text`, token lists, front matter
         return Markup('{}<span class="mdfts-note"> … ({:,} characters)</span>').format(
             value[:PREVIEW_CHARS], len(value))
     if column == "trail" and value.startswith("["):
@@ -317,7 +324,7 @@ async def _section_label(datasette: Any, database: str, section_id: int) -> Mark
     if row is None:
         return Markup("{}").format(section_id)
     return Markup('<a href="{}">{}</a>&nbsp;<em>{}</em>').format(
-        datasette.urls.row(database, "sections", str(section_id)), row["heading"] or row["path"], section_id)
+        datasette.urls.row(database, "sections", str(section_id)), label(row["heading"] or row["path"]), section_id)
 
 
 # --- template variables: the cards ----------------------------------------------------------
@@ -379,21 +386,28 @@ async def _section_page(datasette: Any, database: str, facts: IndexFacts, pk: st
     hit = page.section
     return {
         "section": hit,
+        "heading": label(hit.heading),
         "chars": page.chars,
         "where": _source_of(hit),
         "body": await _rendered(hit.body, PAGE_CHARS, _doc_links(datasette, database, facts, hit.path)),
-        "trail": list(hit.trail) or [hit.heading],
-        "ancestors": page.ancestors,
-        "parent": page.parent,
-        "previous": page.previous,
-        "next": page.next,
-        "children": page.children,
+        "trail": [label(t) for t in hit.trail] or [label(hit.heading)],
+        "ancestors": [_labelled(a) for a in page.ancestors],
+        "parent": _labelled(page.parent),
+        "previous": _labelled(page.previous),
+        "next": _labelled(page.next),
+        "children": [_labelled(c) for c in page.children],
         "more_children": page.more_children,
-        "tokens": page.tokens,
+        # A token longer than a label is shown cut, and not as a link to the token query.
+        "tokens": [{"token": label(t.token), "kind": t.kind, "link": t.token if len(t.token) <= LABEL_CHARS else None}
+                   for t in page.tokens],
         "has_neighbors": any(q.name == "neighbors" for q in facts.queries),
         "has_outline": any(q.name == "outline" for q in facts.queries),
         "has_token": any(q.name == "token" for q in facts.queries),
     }
+
+
+def _labelled(link: SectionLink | None) -> SectionLink | None:
+    return link if link is None or len(link.heading) <= LABEL_CHARS else SectionLink(link.id, label(link.heading))
 
 
 def _source_of(hit: Hit) -> Markup:
@@ -419,6 +433,8 @@ def extra_template_vars(template: str, database: str | None, table: str | None, 
             "where": lambda row: _where(facts, row),
             "cells": _cells,
             "trail": lambda value: _trail(value) if isinstance(value, str) else None,
+            "label": lambda value: label(str(value)) if value is not None else value,
+            "label_chars": LABEL_CHARS,
             "snippet": _snippet,
             "nothing_found": lambda q, prefix: _nothing_found(datasette, database, q, prefix),
         }
