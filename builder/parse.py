@@ -107,15 +107,18 @@ def _inline_core_rule(state: Any) -> None:
 def _rewrite_links(state: Any) -> None:
     """Each link's href through env["rewrite_link"] (when given): a new target, or None for no
     link at all (its text stays, in a <span>). Links do not nest, so a dropped link's close is
-    the next link_close."""
+    the next link_close. Each target is placed once: one reference definition may be used by
+    thousands of links."""
     rewrite = state.env.get("rewrite_link")
     if rewrite is None:
         return
+    placed: dict[str, str | None] = {}
     for token in state.tokens:
         dropped = False
         for child in token.children or ():
             if child.type == "link_open":
-                target = rewrite(str(child.attrGet("href") or ""))
+                href = str(child.attrGet("href") or "")
+                target = placed[href] if href in placed else placed.setdefault(href, rewrite(href))
                 dropped = target is None
                 if dropped:
                     child.tag, child.attrs = "span", {}
@@ -137,13 +140,33 @@ def _html_renderer(tables: bool = True) -> MarkdownIt:
     return md
 
 
-def render_html(text: str, tables: bool = True, rewrite_link: Callable[[str], str | None] | None = None) -> str:
+def render_html(text: str, tables: bool = True, rewrite_link: Callable[[str], str | None] | None = None,
+                max_chars: int | None = None) -> str | None:
     """Markdown → inert HTML (CommonMark, plus tables unless `tables` is False): raw HTML escaped,
     links only to http(s), mailto and relative targets; `rewrite_link` maps each link's target
     (as markdown-it percent-encodes it) to the one to use, or None to drop the link and keep its
-    text."""
-    html_out: str = _html_renderer(tables).render(text, {"rewrite_link": rewrite_link})
+    text. None, without drawing it, when the HTML would be longer than `max_chars`."""
+    md = _html_renderer(tables)
+    env = {"rewrite_link": rewrite_link}
+    tokens = md.parse(text, env)
+    if max_chars is not None and _drawn_chars(tokens) > max_chars:
+        return None
+    html_out: str = md.renderer.render(tokens, md.options, env)
     return html_out
+
+
+def _drawn_chars(tokens: list[Token]) -> int:
+    """Characters of the text and attributes the tokens are drawn with, before escaping: no more
+    than the HTML. A link holds its whole target, so a reference defined once and used `[a]`
+    thousands of times is thousands of times its target."""
+    total = 0
+    for token in tokens:
+        total += sum(len(str(v)) for v in token.attrs.values())
+        if token.children is None:
+            total += len(token.content)
+        else:  # an inline token: its content is its children's source
+            total += _drawn_chars(token.children)
+    return total
 
 
 def parse_blocks(text: str) -> list[Token]:

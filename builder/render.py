@@ -23,7 +23,9 @@ PREVIEW_CHARS = 2_000
 # cells a section's tables are shown as their source text instead.
 MAX_TABLE_CELLS = 20_000
 # The rendered HTML may be at most this many times the markdown it came from, else the
-# section is shown as escaped text (a backstop; no construct known today comes close).
+# section is shown as escaped text. Link targets are counted before anything is drawn: a
+# reference defined once with a long target and used thousands of times (`[a][a]...`) is
+# thousands of copies of it (200 MB from 24 KB).
 MAX_GROWTH = 8
 
 # A heading, trail or token named in a list, a crumb, a link or a card's title is cut to this
@@ -67,8 +69,9 @@ def render_section(body: str, limit: int = PAGE_CHARS, rewrite_link: Callable[[s
     `rewrite_link` (see render_html) places the relative ones."""
     text = _cut(body, limit)
     tables = table_cells(text) <= MAX_TABLE_CELLS
-    out = render_html(text, tables=tables, rewrite_link=rewrite_link)
-    if len(out) > MAX_GROWTH * max(len(text), 1024):
+    most = MAX_GROWTH * max(len(text), 1024)
+    out = render_html(text, tables=tables, rewrite_link=rewrite_link, max_chars=most)
+    if out is None or len(out) > most:
         out = f"<pre>{escape(text)}</pre>"
     if not tables:
         out = ('<p class="mdfts-note">Tables in this section are too large to draw; '

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,30 @@ def test_long_sections_render_only_their_first_part(unit: str) -> None:
     assert f"Shown: the first {PAGE_CHARS:,} of {len(body):,} characters." in page
     assert len(page) < 3 * PAGE_CHARS
     assert len(preview) < 3 * PREVIEW_CHARS
+
+
+def test_a_long_link_target_used_many_times_is_placed_once_and_not_drawn() -> None:
+    # One reference definition and 5,500 `[a]`: each use carries the whole target, 2,000 emoji
+    # (24 KB once percent-encoded). Each use was placed by rewrite_link (a Datasette section page
+    # took 6 s) and drawn (144 MB of HTML, thrown away for being 8x its markdown).
+    body = "# T\n\n[a]: x.md#" + "\U0001f600" * 2000 + "\n\n" + "[a]" * 5500 + "\n"
+    placed: list[str] = []
+
+    def rewrite(href: str) -> str:
+        placed.append(href)
+        return "/docs/section?anchor=" + href
+
+    tracemalloc.start()
+    try:
+        out = render_section(body, rewrite_link=rewrite)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(placed) == 1
+    assert out.startswith("<pre># T\n\n[a]: x.md#") and len(out) < 2 * len(body)
+    assert peak < 20_000_000  # (it was 201 MB: the HTML and its pieces, a placed target per use)
+    # An ordinary page is drawn as before.
+    assert render_section("[a]\n\n[a]: x.md#b\n", rewrite_link=rewrite) == '<p><a href="/docs/section?anchor=x.md#b">a</a></p>\n'
 
 
 def test_a_cut_ends_at_a_line_end() -> None:
