@@ -98,10 +98,9 @@ class Block:
 
     @property
     def body(self) -> str:
-        text = self.hit.body.rstrip("\n")
         if self.cut_lines is None:
-            return text
-        lines = text.split("\n")[: self.cut_lines]
+            return self.hit.body.rstrip("\n")
+        lines = _first_lines(self.hit.body, self.cut_lines).rstrip("\n").split("\n")
         fences = sum(1 for line in lines if line.lstrip().startswith(("```", "~~~")))
         kept = "\n".join(lines).rstrip() + ("\n```" if fences % 2 else "")  # close a fence the cut opened
         return f"{kept}\n[… lines {self.end_line + 1}-{self.hit.end_line} cut for the budget; fetch {self.hit.ref}]"
@@ -260,20 +259,50 @@ def render(fmt: Format, p: Provenance, budget: int, used: int, tokenizer: str, b
     return _json(p, budget, used, tokenizer, ordered, omitted, more, brief, question)
 
 
-def _heading_lines(hit: Hit) -> int:
-    """How many of the body's first lines are its heading: one for `# Title`, through the
-    underline for a setext heading (`Title` over `-----`, its text maybe several lines)."""
+def _first_lines(text: str, n: int) -> str:
+    """The first `n` lines of `text` (without the last one's line break), read no further."""
+    end = -1
+    for _ in range(n):
+        end = text.find("\n", end + 1)
+        if end < 0:
+            return text
+    return text[:end]
+
+
+_UNDERLINE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$", re.M)
+_NOT_BLANK = re.compile(r"\S")  # a character str.strip() keeps
+
+
+def _heading_end(hit: Hit) -> tuple[int, int]:
+    """(lines, characters) of the body's start that are its heading: one line for `# Title`,
+    through the underline for a setext heading (`Title` over `-----`, maybe several lines)."""
     if hit.level == 0:
-        return 0
-    lines = hit.body.split("\n")
-    if lines[0].lstrip(" ").startswith("#"):
-        return 1
-    underline = next((n for n, line in enumerate(lines[1:], 1) if re.fullmatch(r" {0,3}(=+|-+)[ \t]*", line)), 0)
-    return underline + 1
+        return 0, 0
+    body = hit.body
+    first = body.find("\n")
+    if body.lstrip(" ").startswith("#") or first < 0:
+        return 1, len(body) if first < 0 else first + 1
+    underline = _UNDERLINE.search(body, first + 1)
+    if underline is None:
+        return 1, first + 1
+    end = body.find("\n", underline.end())
+    return body.count("\n", 0, underline.start()) + 1, len(body) if end < 0 else end + 1
+
+
+def _heading_lines(hit: Hit) -> int:
+    """How many of the body's first lines are its heading."""
+    return _heading_end(hit)[0]
+
+
+def _first_text_line(hit: Hit) -> int | None:
+    """The 0-based line of the first non-blank line after the heading, if any."""
+    lines, chars = _heading_end(hit)
+    found = _NOT_BLANK.search(hit.body, chars)
+    return None if found is None else lines + hit.body.count("\n", chars, found.start())
 
 
 def _has_text(hit: Hit) -> bool:
-    return any(line.strip() for line in hit.body.strip("\n").split("\n")[_heading_lines(hit):])
+    return _first_text_line(hit) is not None
 
 
 def _shortest_cut(hit: Hit, n_lines: int) -> int:
@@ -281,9 +310,8 @@ def _shortest_cut(hit: Hit, n_lines: int) -> int:
     least one non-blank line after it; `n_lines` when no cut can. One pass over the body (a test
     of each number of lines split the body once a line: quadratic in the blank lines after the
     heading)."""
-    lines = hit.body.split("\n")
-    first = next((i for i in range(_heading_lines(hit), n_lines - 1) if lines[i].strip()), None)
-    return n_lines if first is None else max(2, first + 1)
+    first = _first_text_line(hit)
+    return n_lines if first is None or first >= n_lines - 1 else max(2, first + 1)
 
 
 def build_context(
@@ -333,9 +361,20 @@ def build_context(
             if fits([*chosen, block], brief):
                 taken = block
             elif allow_cut:
-                n_lines = len(block.hit.body.rstrip("\n").split("\n"))
+                n_lines = block.hit.body.rstrip("\n").count("\n") + 1
                 lo = _shortest_cut(block.hit, n_lines)
                 hi = n_lines - 1  # the largest number of lines that fits wins
+                # Up from the shortest cut, doubling, to the first that does not fit; then the
+                # bisection between: only cuts about the size of what fits are rendered and
+                # counted, not half of a 20 MB section, then a quarter, ...
+                step = 1
+                while lo <= hi:
+                    k = min(lo + step - 1, hi)
+                    cut = Block(block.hit, block.role, block.order, block.of_id, k)
+                    if not fits([*chosen, cut], brief):
+                        hi = k - 1
+                        break
+                    taken, lo, step = cut, k + 1, step * 2
                 while lo <= hi:
                     mid = (lo + hi) // 2
                     cut = Block(block.hit, block.role, block.order, block.of_id, mid)

@@ -240,3 +240,24 @@ def test_a_cut_after_many_blank_lines_reads_the_body_a_few_times(ix: mdfts.Index
     (block,) = ctx.blocks
     assert block.cut_lines is not None and "text here" in block.body and ctx.used <= 6_000
     assert Splits.calls < 100
+
+
+def test_a_match_too_long_for_the_budget_is_counted_about_once(ix: mdfts.Index) -> None:
+    """A match too long for the budget is rendered and counted whole once; then only cuts about
+    the size of what fits are. The cut was bisected over all its lines, so half of it was
+    counted, then a quarter, ..., each a split of the whole body: a 20 MB section took 2.3 s a
+    context call, and four at once held an MCP server for 22 s."""
+    body = "## X\n\n" + "".join(f"line {i} of a long section\n" for i in range(80_000))
+    hit = ix.search("rollback", limit=1)[0].with_(body=body)
+    counted: list[int] = []
+
+    class Counting(ByteCounter):
+        def __call__(self, text: str) -> int:
+            counted.append(len(text))
+            return super().__call__(text)
+
+    ctx = build_context([hit], lambda h: [], budget=1_000, provenance=Provenance("t"), count=Counting())
+    (block,) = ctx.blocks
+    assert block.cut_lines is not None and ctx.used <= 1_000
+    assert ctx.used > 950  # as many lines as fit
+    assert sum(counted) < len(body) + 64 * 4 * 1_000  # (it was twice the body)
