@@ -280,7 +280,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
     default_limit, default_budget = min(8, caps.max_results), min(4000, caps.max_tokens)
 
     @srv.tool(annotations=READ_ONLY)
-    async def search(
+    def search(
         query: Annotated[str, Field(description="Any text: words, ENV_VARS, --flags, error codes")],
         limit: Limit = default_limit,
         path_prefix: PathPrefix = None,
@@ -302,7 +302,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         return _result(text + _clamp_note(clamped), data)
 
     @srv.tool(annotations=READ_ONLY)
-    async def fetch(
+    def fetch(
         ref: Annotated[str, Field(description="A result's ref: path#anchor, path:line, id, or a path for its outline")],
         include: Annotated[Literal["section", "parent", "neighbors"],
                            Field(description="section; with parent; or with parent, previous and next")] = "section",
@@ -358,7 +358,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         return _result(text + _clamp_note(clamped), data)
 
     @srv.tool(annotations=READ_ONLY)
-    async def token(
+    def token(
         token: Annotated[str, Field(description="An exact token: PAYMENTS_DB_URL, --force-with-lease, E1027")],
         kind: Annotated[str | None, Field(description="Only this kind: env_var, cli_flag, error_code, ...")] = None,
         index: IndexName = None,
@@ -378,7 +378,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         return _result("\n".join(lines) or f"no section holds the token {_brief(token)!r}", data)
 
     @srv.tool(annotations=READ_ONLY)
-    async def context(
+    def context(
         question: str,
         max_tokens: Budget = default_budget,
         path_prefix: PathPrefix = None,
@@ -408,7 +408,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         return _result(ctx.text + _clamp_note(clamped), data)
 
     @srv.tool(annotations=READ_ONLY)
-    async def outline(
+    def outline(
         path: Annotated[str | None, Field(description="A document (its headings) or folder/; omitted: all")] = None,
         index: IndexName = None,
     ) -> CallToolResult:
@@ -440,7 +440,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         return indexes[index]
 
     @srv.resource("mdfts://{index}/section/{id}", mime_type="text/markdown")
-    async def section_resource(index: str, id: str) -> str:
+    def section_resource(index: str, id: str) -> str:
         """One section's markdown by id."""
         ix = reading(index)
         if not (id.isascii() and id.isdecimal()):  # as parse_ref reads an id: "١٢" is none
@@ -450,7 +450,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         return shown.body
 
     @srv.resource("mdfts://{index}/doc/{+path}", mime_type="text/markdown")
-    async def doc_resource(index: str, path: str) -> str:
+    def doc_resource(index: str, path: str) -> str:
         """A whole document's markdown, section by section."""
         ix = reading(index)
         shown = _show(ix, path, ResourceNotFoundError)
@@ -468,7 +468,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
 
 def _add_manifest(srv: MCPServer, name: str, ix: Index) -> None:
     @srv.resource(f"mdfts://{name}/manifest", name=f"{name} manifest", mime_type="application/json")
-    async def manifest() -> str:
+    def manifest() -> str:
         """Schema, artifact version, commit, built_at and counts of the index."""
         info = ix.info()
         m = info["meta"]

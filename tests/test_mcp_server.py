@@ -9,6 +9,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -239,6 +240,34 @@ async def test_a_crash_in_a_tool_or_resource_says_what_went_wrong_in_one_line(
     assert str(raised.value) == "Error reading resource mdfts://ops/manifest: RuntimeError: disk on fire second line"
     crashes = [r for r in caplog.records if r.exc_info and "disk on fire" in str(r.exc_info[1])]
     assert len(crashes) == 2  # the traceback stays in the server's log
+
+
+async def test_every_tool_and_resource_reads_the_index_off_the_event_loop(
+        client: Client, two_dbs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    # Over HTTP one server answers many agents: a tool that reads on the event loop holds every
+    # other call until it is done (a small search waited 9.5 s behind four context calls on a
+    # 20 MB section). The SDK runs a tool or resource that is a plain function in a worker thread.
+    threads: dict[str, set[int]] = {}
+    for name in ("search", "show", "neighbors", "token", "context", "outline", "info"):
+        real = getattr(mdfts.Index, name)
+
+        def spy(self: Any, *args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
+            threads.setdefault(_name, set()).add(threading.get_ident())
+            return _real(self, *args, **kwargs)
+
+        monkeypatch.setattr(mdfts.Index, name, spy)
+    with mdfts.open_index(two_dbs[0]) as ix:
+        rid = ix.show(ROLLBACK).id  # type: ignore[union-attr]
+    threads.clear()
+    for tool, args in [("search", {"query": "payments"}), ("fetch", {"ref": ROLLBACK, "include": "neighbors"}),
+                       ("token", {"token": "PAYMENTS_DB_URL"}), ("context", {"question": "roll back payments"}),
+                       ("outline", {"path": "runbooks/payments.md"}), ("outline", {})]:
+        _, _, err = await _call(client, tool, **args)
+        assert not err, tool
+    for uri in ("mdfts://ops/manifest", f"mdfts://ops/section/{rid}", "mdfts://ops/doc/runbooks/payments.md"):
+        await client.read_resource(uri)
+    assert set(threads) == {"search", "show", "neighbors", "token", "context", "outline", "info"}
+    assert threading.get_ident() not in set().union(*threads.values())
 
 
 async def test_a_broken_index_under_a_running_server_is_named(tmp_path: Path, two_dbs: tuple[Path, Path]) -> None:
