@@ -361,6 +361,23 @@ def neighbor_hits(ix: Index, ref: str | int) -> list[Hit]:
     return out
 
 
+# A section's parent, previous and next, by id: the shipped `neighbors` query also returns the
+# section's own body again and every child's (a 20 MB section, or 50,000 children).
+_RELATIVES_SQL = "select parent_id, prev_id, next_id from sections where id = ?"
+
+
+def relative_hits(ix: Index, section_id: int) -> list[tuple[str, Hit]]:
+    """(relation, Hit) of a section's parent, previous and next sections, those it has, in that
+    order; no body but theirs is read."""
+    row = ix.conn.execute(_RELATIVES_SQL, (section_id,)).fetchone()
+    out = []
+    for relation, other in zip(("parent", "previous", "next"), row or (), strict=False):
+        found = None if other is None else section_by_id(ix, other)
+        if found is not None:
+            out.append((relation, found))
+    return out
+
+
 def token_hits(ix: Index, tok: str, kind: str | None = None, limit: int = 20) -> list[Hit]:
     """Sections holding an exact token (case-exact first), as Hit records with token, kind, exact."""
     if kind is not None and kind not in KINDS:  # else a misspelt kind reads as "no section has it"
@@ -396,21 +413,13 @@ def context_block(ix: Index, question: str, max_tokens: int = 2000, format: Form
                   limit: int = 5, count: TokenCounter | None = None, path_prefix: str | None = None) -> Context:
     """The budgeted context block for a question (see mdfts.prompt); `path_prefix` keeps its
     matches, and so their relatives, to the documents under a path."""
-    from mdfts.prompt import RELATIONS, Provenance, build_context
+    from mdfts.prompt import Provenance, build_context
 
     _whole(max_tokens, "max_tokens")  # a float was printed as the budget, a str failed a comparison
     matches = search_hits(ix, question, limit=limit, path_prefix=path_prefix)
 
     def related(hit: Hit) -> list[tuple[str, Hit]]:
-        rows = ix.run("neighbors", id=hit.id)
-        out = []
-        for rel in RELATIONS:
-            for row in rows:
-                if row["relation"] == rel:
-                    found = section_by_id(ix, row["id"])
-                    if found is not None:
-                        out.append((rel, found))
-        return out
+        return relative_hits(ix, hit.id)
 
     return build_context(matches, related, budget=max_tokens, fmt=format, question=question,
                          provenance=Provenance.from_meta(ix.name, ix.meta), count=count)

@@ -19,7 +19,7 @@ from pydantic import AnyUrl, Field, ValidationError
 
 from mdfts.errors import MdftsError, brief
 from mdfts.index import Index, open_index
-from mdfts.lookup import has_documents_under, no_hits, rrf_merge
+from mdfts.lookup import has_documents_under, no_hits, relative_hits, rrf_merge
 from mdfts.output import count_noun
 from mdfts.prompt import ByteCounter
 from mdfts.records import Hit, Outline
@@ -320,12 +320,11 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
             return _outline_result(name, shown, clamped)
         hits = [shown]
         if include != "section":
-            related = [h for h in ix.neighbors(shown.ref) if h.relation in ("parent", "previous", "next")]
             wanted = ("parent",) if include == "parent" else ("parent", "previous", "next")
             picked = {shown.id: shown}
-            for h in related:  # a first subsection's parent is its previous section too: once
-                if h.relation in wanted:
-                    picked.setdefault(h.id, h)
+            for relation, h in relative_hits(ix, shown.id):  # a first subsection's parent is its previous too: once
+                if relation in wanted:
+                    picked.setdefault(h.id, h.with_(relation=relation))
             hits = sorted(picked.values(), key=lambda h: h.start_line)
         out: list[str] = []
         sections: list[dict[str, Any]] = []

@@ -80,6 +80,34 @@ def sample_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.fixture(scope="session")
+def parent_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """top.md: `# Top` over 500 children of 1.2 KB each (child 0 .. child 499)."""
+    docs = tmp_path_factory.mktemp("parent-docs")
+    (docs / "top.md").write_text("# Top\n\nrollback intro\n\n"
+                                 + "".join(f"## child {i}\n\n" + "words " * 200 + "\n\n" for i in range(500)))
+    out = tmp_path_factory.mktemp("parent-index") / "top.db"
+    build_index([docs], out)
+    return out
+
+
+@pytest.fixture
+def bodies_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Characters of `body` each stored query returns, as Index.run is called, in order."""
+    from mdfts.index import Index
+
+    read: list[int] = []
+    real = Index.run
+
+    def spy(self: Index, name: str, **params: Any) -> list[dict[str, Any]]:
+        rows = real(self, name, **params)
+        read.append(sum(len(r.get("body") or "") for r in rows))
+        return rows
+
+    monkeypatch.setattr(Index, "run", spy)
+    return read
+
+
 @pytest.fixture
 def fixture_conn(fixture_db: Path) -> Iterator[sqlite3.Connection]:
     conn = connect_ro(fixture_db)

@@ -442,3 +442,13 @@ def test_show_finds_an_anchor_as_links_write_it(anchors_ix: mdfts.Index, ref: st
     built with MkDocs collapses the two hyphens GitHub writes for `with  Multiple`."""
     shown = anchors_ix.show(ref)
     assert isinstance(shown, mdfts.Hit) and shown.heading == heading
+
+
+def test_context_reads_a_matchs_relatives_not_its_childrens_bodies(parent_db: Path, bodies_read: list[int]) -> None:
+    # context adds a match's parent, previous and next sections. It found them with the neighbors
+    # query, which returns the match's body again and every child's: here 500 children's 1.2 KB,
+    # in the hostile corpus of #16 a 20 MB section's (0.86 s a context call).
+    with mdfts.open_index(parent_db) as ix:
+        ctx = ix.context("rollback intro", max_tokens=2_000)
+    assert [(b.role, b.hit.heading) for b in ctx.blocks] == [("match", "Top"), ("next", "child 0")]
+    assert sum(bodies_read) < 5_000  # the match, from the search, and its next section (it was 609 KB)

@@ -157,6 +157,23 @@ async def test_fetch_with_neighbors_gives_each_section_once(client: Client) -> N
     assert text.count("\n11: # payments\n") == 1
 
 
+async def test_fetch_with_neighbors_reads_no_childs_body(parent_db: Path, bodies_read: list[int]) -> None:
+    # fetch adds the parent, previous and next sections. It found them with the neighbors query,
+    # which returns the section's own body again and every child's (here 500 of 1.2 KB).
+    srv = build_server([parent_db])
+    try:
+        async with Client(srv, raise_exceptions=True) as c:
+            _, child, _ = await _call(c, "fetch", ref="top.md#child-3", include="neighbors")
+            bodies_read.clear()
+            _, top, _ = await _call(c, "fetch", ref="top.md#top", include="neighbors")
+    finally:
+        close_server(srv)
+    assert [(s["heading"], s["relation"]) for s in child["sections"]] == [
+        ("Top", "parent"), ("child 2", "previous"), ("child 3", "self"), ("child 4", "next")]
+    assert [(s["heading"], s["relation"]) for s in top["sections"]] == [("Top", "self"), ("child 0", "next")]
+    assert sum(bodies_read) < 5_000  # (it was 609 KB)
+
+
 async def test_fetch_is_cut_to_max_tokens_and_says_where(client: Client) -> None:
     text, data, _ = await _call(client, "fetch", ref=ROLLBACK, max_tokens=100)
     assert data["truncated"] is True and 83 < data["next_line"] <= 103
@@ -248,7 +265,7 @@ async def test_every_tool_and_resource_reads_the_index_off_the_event_loop(
     # other call until it is done (a small search waited 9.5 s behind four context calls on a
     # 20 MB section). The SDK runs a tool or resource that is a plain function in a worker thread.
     threads: dict[str, set[int]] = {}
-    for name in ("search", "show", "neighbors", "token", "context", "outline", "info"):
+    for name in ("search", "show", "run", "token", "context", "outline", "info"):
         real = getattr(mdfts.Index, name)
 
         def spy(self: Any, *args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
@@ -266,7 +283,7 @@ async def test_every_tool_and_resource_reads_the_index_off_the_event_loop(
         assert not err, tool
     for uri in ("mdfts://ops/manifest", f"mdfts://ops/section/{rid}", "mdfts://ops/doc/runbooks/payments.md"):
         await client.read_resource(uri)
-    assert set(threads) == {"search", "show", "neighbors", "token", "context", "outline", "info"}
+    assert set(threads) == {"search", "show", "run", "token", "context", "outline", "info"}
     assert threading.get_ident() not in set().union(*threads.values())
 
 
