@@ -141,6 +141,29 @@ def _brief(text: str, n: int = ECHO) -> str:
     return brief(text, n)
 
 
+# Markdown allows a heading, and so an anchor, of any length (a 100 KB one was repeated five times
+# a hit: heading, trail, anchor, ref, title). A result cuts each name it gives to this many
+# characters, and gives a ref longer than that as the section's id, which every tool takes back.
+NAME = 200
+
+
+def _name(text: str) -> str:
+    return brief(text, NAME)
+
+
+def _ref(ref: str, section_id: int) -> str:
+    return ref if len(ref) <= NAME else str(section_id)
+
+
+def _named(h: Hit) -> Hit:
+    """`h` as a result names it: long names cut, a long ref as the id (the body is kept)."""
+    names = (h.ref, h.heading, h.anchor, *h.trail, h.token or "")
+    if all(len(n) <= NAME for n in names):
+        return h
+    return h.with_(ref=_ref(h.ref, h.id), heading=_name(h.heading), anchor=_name(h.anchor),
+                   trail=tuple(_name(t) for t in h.trail), token=None if h.token is None else _name(h.token))
+
+
 def _show(ix: Index, ref: str, miss: type[Exception] = ToolError) -> Hit | Outline:
     """The section or outline a ref names; a bad ref is the tool's error (`miss`: a resource's
     not-found error), with its nearest anchors."""
@@ -293,6 +316,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         many = len(indexes) > 1
         lists = {n: ix.search(query, limit=limit, path_prefix=path_prefix) for n, ix in chosen.items()}
         hits = rrf_merge(lists, limit) if len(lists) > 1 else [h.with_(index=n) for n, hs in lists.items() for h in hs]
+        hits = [_named(h) for h in hits]
         data: dict[str, Any] = {"query": _brief(query, QUERY_ECHO), "hits": [_hit_json(h, many) for h in hits]}
         if clamped:
             data["clamped"] = clamped
@@ -317,7 +341,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         name, ix = s.one(index, ref)
         shown = _show(ix, ref)
         if isinstance(shown, Outline):
-            return _outline_result(name, shown, clamped)
+            return _outline_result(name, shown, budget, clamped)
         hits = [shown]
         if include != "section":
             wanted = ("parent",) if include == "parent" else ("parent", "previous", "next")
@@ -326,12 +350,14 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
                 if relation in wanted:
                     picked.setdefault(h.id, h.with_(relation=relation))
             hits = sorted(picked.values(), key=lambda h: h.start_line)
+        hits = [_named(h) for h in hits]
+        shown_ref = _ref(shown.ref, shown.id)
         out: list[str] = []
         sections: list[dict[str, Any]] = []
         truncated, next_line, used = False, None, 0
         for h in hits:
             rel = "self" if h.id == shown.id else h.relation
-            head = f"## [{h.id}] {h.lines} {h.title}" + ("" if rel == "self" else f" ({rel} of {shown.ref})")
+            head = f"## [{h.id}] {h.lines} {h.title}" + ("" if rel == "self" else f" ({rel} of {shown_ref})")
             lines = _numbered(h, line_numbers)
             used += _count(head + "\n")
             kept = 0
@@ -346,7 +372,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
             sections.append({**h.with_(index=name).to_dict(), "title": h.title, "relation": rel, "body": body})
             if truncated:
                 break
-        data: dict[str, Any] = {"ref": ref, "index": name, "sections": sections, "truncated": truncated}
+        data: dict[str, Any] = {"ref": _brief(ref), "index": name, "sections": sections, "truncated": truncated}
         if truncated:
             data["next_line"] = next_line
         if clamped:
@@ -371,6 +397,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         except MdftsError as err:  # an unknown kind: the error names the kinds
             raise ToolError(_brief(str(err))) from None
         hits = sorted(hits, key=lambda h: not h.exact)[:limit]  # case-exact first across indexes too
+        hits = [_named(h) for h in hits]
         data = {"token": _brief(token, QUERY_ECHO), "hits": [_hit_json(h, many) for h in hits]}
         lines = [f"[{(h.index or '') + ':' if many else ''}{h.id}] {h.lines} {h.title} — {h.token} ({h.kind}"
                  + (", exact" if h.exact else "") + ")" for h in hits]
@@ -398,9 +425,11 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
             raise ToolError(_brief(str(err))) from None
         data: dict[str, Any] = {
             "index": name, "budget": ctx.budget, "used": ctx.used, "tokenizer": ctx.tokenizer,
-            "sources": [{"n": n, "ref": b.hit.ref, "source": f"{b.hit.path}:{b.hit.start_line}-{b.end_line}",
-                         "url": b.hit.url, "title": b.hit.title, "role": b.role} for n, b in enumerate(ctx.blocks, 1)],
-            "omitted": list(ctx.omitted),
+            "sources": [{"n": n, "ref": _ref(b.hit.ref, b.hit.id),
+                         "source": f"{b.hit.path}:{b.hit.start_line}-{b.end_line}", "url": b.hit.url,
+                         "title": _named(b.hit).title, "role": b.role}
+                        for n, b in enumerate(ctx.blocks, 1)],
+            "omitted": [_name(r) for r in ctx.omitted],
         }
         if clamped:
             data["clamped"] = clamped
@@ -419,16 +448,17 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
             if isinstance(shown, Hit):  # a section's ref: the outline of its document
                 shown = _show(ix, shown.path)
             assert isinstance(shown, Outline)
-            return _outline_result(name, shown, {})
+            return _outline_result(name, shown, caps.max_tokens)
         many = len(chosen) > 1
         docs = [(n, d) for n, ix in chosen.items() for d in ix.outline(None) if not path or d.path.startswith(path)]
-        limit = 500
-        data = {"documents": [{**d.to_dict(), **({"index": n} if many else {})} for n, d in docs[:limit]],
-                "truncated": len(docs) > limit}
-        text = "\n".join(f"{n + ':' if many else ''}{d.path} — {d.title} "
-                         f"({count_noun(d.sections, 'section')}, {count_noun(d.lines, 'line')})"
-                         for n, d in docs[:limit])
-        return _result(text or "no documents", data)
+        lines = _within(caps.max_tokens, [f"{n + ':' if many else ''}{d.path} — {_name(d.title)} "
+                                          f"({count_noun(d.sections, 'section')}, {count_noun(d.lines, 'line')})"
+                                          for n, d in docs])
+        data = {"documents": [{**d.to_dict(), "title": _name(d.title), **({"index": n} if many else {})}
+                              for n, d in docs[:len(lines)]], "truncated": len(lines) < len(docs)}
+        if len(lines) < len(docs):
+            lines.append(f"[… {len(docs) - len(lines):,} more documents; give a folder/ path for fewer]")
+        return _result("\n".join(lines) or "no documents", data)
 
     for name, ix in indexes.items():
         _add_manifest(srv, name, ix)
@@ -480,15 +510,34 @@ def _add_manifest(srv: MCPServer, name: str, ix: Index) -> None:
         }, ensure_ascii=False)
 
 
-def _outline_result(name: str, shown: Outline, clamped: dict[str, Any]) -> CallToolResult:
-    data: dict[str, Any] = {"index": name, "path": shown.path, "title": shown.title,
-                            "headings": [e.to_dict() for e in shown.entries]}
+def _within(budget: int, lines: Sequence[str]) -> list[str]:
+    """The first `lines` whose text (a line break after each) fits `budget` tokens."""
+    used = 0
+    for n, line in enumerate(lines):
+        used += _count(line + "\n")
+        if used > budget:
+            return list(lines[:n])
+    return list(lines)
+
+
+def _outline_result(name: str, shown: Outline, budget: int, clamped: dict[str, Any] | None = None) -> CallToolResult:
+    """A document's headings, as many as fit `budget` tokens (a file may have 50,000), each named
+    as a result names a section."""
+    entries = shown.entries
+    head = f"{shown.path} — {_name(shown.title)}"
+    lines = _within(budget, [head] + [f"{'  ' * max(e.level - 1, 0)}{_ref(e.ref, e.id)}  lines {e.start_line}-"
+                                      f"{e.end_line}  ~{e.tokens} tokens" for e in entries])
+    kept = entries[:max(len(lines) - 1, 0)]
+    data: dict[str, Any] = {"index": name, "path": shown.path, "title": _name(shown.title), "headings": [
+        {**e.to_dict(), "ref": _ref(e.ref, e.id), "heading": _name(e.heading), "anchor": _name(e.anchor)}
+        for e in kept], "truncated": len(kept) < len(entries)}
     if clamped:
         data["clamped"] = clamped
-    lines = [f"{shown.path} — {shown.title}"]
-    lines += [f"{'  ' * max(e.level - 1, 0)}{e.ref}  lines {e.start_line}-{e.end_line}  ~{e.tokens} tokens"
-              for e in shown.entries]
-    return _result("\n".join(lines) + _clamp_note(clamped), data)
+    if len(kept) < len(entries):
+        lines = lines or [head]
+        lines.append(f"[… {len(entries) - len(kept):,} more headings, from line {entries[len(kept)].start_line}; "
+                     f"fetch {shown.path}:LINE for one]")
+    return _result("\n".join(lines) + _clamp_note(clamped or {}), data)
 
 
 _OPEN: dict[int, dict[str, Index]] = {}  # server → the indexes it opened, for close_server

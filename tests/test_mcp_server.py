@@ -174,6 +174,56 @@ async def test_fetch_with_neighbors_reads_no_childs_body(parent_db: Path, bodies
     assert sum(bodies_read) < 5_000  # (it was 609 KB)
 
 
+@pytest.fixture(scope="module")
+def long_names_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """long.md: headings of 10,000 characters (a top one over 30); many.md: 2,000 headings;
+    tokens.md: 20 identifiers of 9,000 characters."""
+    docs = tmp_path_factory.mktemp("long-names")
+    long = "h" * 10_000
+    (docs / "long.md").write_text(f"# Top {long}\n\nrollback\n\n"
+                                  + "".join(f"## {i} rollback {long}\n\nrollback text\n\n" for i in range(30)))
+    (docs / "many.md").write_text("".join(f"# heading {i}\n\ntext\n\n" for i in range(2_000)))
+    (docs / "tokens.md").write_text("# Tokens\n\n" + " ".join(f"LONG_{i}_" + "AB_" * 3_000 + "C" for i in range(20)))
+    out = tmp_path_factory.mktemp("long-names-index") / "long.db"
+    build_index([docs], out)
+    return out
+
+
+async def test_every_result_is_bounded_whatever_the_headings(long_names_db: Path) -> None:
+    # Markdown allows a heading of any length, and any number of them in a file. A search gave a
+    # 100 KB heading five times a hit (heading, trail, anchor, ref, title): 11.7 MB for 20 hits;
+    # the outline of a file of 50,000 headings was 14.7 MB, of 200 of 100 KB 78 MB.
+    srv = build_server([long_names_db])
+    sizes: dict[str, tuple[int, int]] = {}
+    try:
+        async with Client(srv, raise_exceptions=True) as c:
+            calls = [("search", {"query": "rollback", "limit": 20}), ("outline", {"path": "long.md"}),
+                     ("outline", {"path": "many.md"}), ("fetch", {"ref": "many.md"}), ("outline", {}),
+                     ("fetch", {"ref": "long.md:10", "include": "neighbors"}),
+                     ("token", {"token": "LONG_1_" + "AB_" * 3_000 + "C"}), ("context", {"question": "rollback"})]
+            for tool, args in calls:
+                text, data, err = await _call(c, tool, **args)
+                assert not err, (tool, text[:300])
+                sizes[f"{tool} {args}"[:60]] = (len(text), len(json.dumps(data)))
+                if tool == "search":
+                    hits = data["hits"]
+                if args.get("path") == "many.md":
+                    assert data["truncated"] is True and 0 < len(data["headings"]) < 2_000
+                    n = len(data["headings"])
+                    assert text.endswith(f"[… {2_000 - n:,} more headings, from line {4 * n + 1}; "
+                                         "fetch many.md:LINE for one]")
+            # A ref too long to repeat is the section's id, which fetch takes back.
+            assert all(len(h["ref"]) < 300 for h in hits) and any(h["ref"] == str(h["id"]) for h in hits)
+            _, one, _ = await _call(c, "fetch", ref=hits[0]["ref"])
+            assert one["sections"][0]["id"] == hits[0]["id"]
+    finally:
+        close_server(srv)
+    # The text within max_tokens (6,000: 4 bytes a token) and a note; the structured content a few
+    # times its text (field names).
+    assert max(t for t, _ in sizes.values()) < 6_000 * 4 + 200, sizes
+    assert max(j for _, j in sizes.values()) < 5 * 6_000 * 4, sizes
+
+
 async def test_fetch_is_cut_to_max_tokens_and_says_where(client: Client) -> None:
     text, data, _ = await _call(client, "fetch", ref=ROLLBACK, max_tokens=100)
     assert data["truncated"] is True and 83 < data["next_line"] <= 103
