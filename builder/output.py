@@ -90,6 +90,12 @@ def key_values(pairs: Iterable[tuple[str, Any]]) -> str:
     return "\n".join(f"{k.ljust(w)}  {v}" for k, v in items)
 
 
+def _figure(value: Any, spec: str) -> str:
+    """`value` formatted by `spec`, or `?` when the query gave none (SQL NULL: search.sql's score
+    is NULL when every term of the query is in about every section)."""
+    return "?" if value is None else format(value, spec)
+
+
 def hits_text(hits: Sequence[Any], explain: bool = False) -> str:
     """Search results: rank, the `path:lines` reference `show` accepts, the trail, the score, a
     snippet; a hit that holds none of the query's identifiers as written is marked
@@ -98,7 +104,8 @@ def hits_text(hits: Sequence[Any], explain: bool = False) -> str:
     for h in hits:
         where = f"{h.index}:" if h.index else ""
         mark = "  (no exact match)" if h.exact is False else ""
-        lines.append(f"{h.rank:>2}. {where}{h.lines}  {' > '.join(h.trail) or '(lead text)'}  [{h.score:.3f}]{mark}")
+        lines.append(f"{h.rank:>2}. {where}{h.lines}  {' > '.join(h.trail) or '(lead text)'}  "
+                     f"[{_figure(h.score, '.3f')}]{mark}")
         if h.snippet:
             lines.append("    " + " ".join(h.snippet.split()))
         if explain and h.explain:
@@ -111,7 +118,8 @@ def explain_text(why: dict[str, Any]) -> list[str]:
     each query term and how it matched (exact, stem or none)."""
     if not why.get("signals"):
         return ["    " + str(why.get("note", "no breakdown"))]
-    parts = [f"{name} {s['points']:+.3f} ({s['share']:.0%}; {s['value']:.2f} x {s['weight']:g})"
+    parts = [f"{name} {_figure(s['points'], '+.3f')} ({_figure(s['share'], '.0%')}; "
+             f"{_figure(s['value'], '.2f')} x {_figure(s['weight'], 'g')})"
              for name, s in why["signals"].items() if s.get("points")]
     terms = [f"{t['term']}={t['match']}" + ("*" if t.get("identifier") else "") for t in why.get("terms", [])]
     return ["    why: " + ("; ".join(parts) or "no signal"),

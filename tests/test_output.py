@@ -9,7 +9,8 @@ from click.testing import CliRunner
 
 from mdfts.build import build_index
 from mdfts.cli import cli
-from mdfts.output import build_summary, inert
+from mdfts.output import build_summary, hits_text, inert
+from mdfts.records import Hit
 
 OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x07"  # sets the clipboard to `rm -rf ~`
 HOSTILE = (
@@ -110,3 +111,18 @@ def test_the_build_summary_counts_in_words() -> None:
         "a.db: 1 document, 1 section, 4,453 exact tokens, 1,036,288 bytes in 0.50s")
     assert build_summary({**base, "documents": 2, "sections": 0, "tokens": 1}).startswith(
         "a.db: 2 documents, 0 sections, 1 exact token, ")
+
+
+def test_a_hit_without_a_score_is_printed() -> None:
+    # An index's search.sql may give a hit no score, or a signal no share (NULL): this one does
+    # when the query's word is in the headings of 20,000 sections (5,000 is fine), and `mdfts
+    # search`, with or without --explain, stopped there with a TypeError traceback.
+    why = {"score": None, "signals": {"bm25": {"value": 1.0, "weight": 2.0, "points": 2.0, "share": None},
+                                      "cover": {"value": None, "weight": 1.5, "points": None, "share": None}},
+           "terms": [{"term": "rollback", "idf": 0.0, "identifier": False, "match": "exact"}]}
+    hit = Hit(id=7, ref="h.md#rollback-1", path="h.md", heading="rollback 1", trail=("rollback 1",),
+              anchor="rollback-1", level=1, start_line=5, end_line=8, body="# rollback 1\n", score=None,
+              snippet="text 1", rank=1, explain=why)
+    assert hits_text([hit, hit.with_(rank=2, score=2.5)], explain=True) == (
+        " 1. h.md:5-8  rollback 1  [?]\n    text 1\n    why: bm25 +2.000 (?; 1.00 x 2)\n    terms: rollback=exact\n"
+        " 2. h.md:5-8  rollback 1  [2.500]\n    text 1\n    why: bm25 +2.000 (?; 1.00 x 2)\n    terms: rollback=exact")
