@@ -207,11 +207,26 @@ def _result(text: str, data: dict[str, Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
 
-def _numbered(h: Hit, line_numbers: bool) -> list[str]:
-    lines = h.body.rstrip("\n").split("\n")
-    if not line_numbers:
-        return lines
-    return [f"{h.start_line + i}: {line}" for i, line in enumerate(lines)]
+def _lines_within(h: Hit, line_numbers: bool, budget: int, used: int) -> tuple[list[str], int, bool, int]:
+    """The body's first whole lines (numbered from its start line) while `used` tokens plus them
+    fit `budget`; the characters of the body they take, whether every line fit, and `used` with
+    them. Read a line at a time: a 20 MB section was split and numbered whole for 24 KB of answer."""
+    body = h.body
+    end = len(body)
+    while end and body[end - 1] == "\n":
+        end -= 1
+    kept: list[str] = []
+    start = 0
+    while start <= end:
+        stop = body.find("\n", start, end)
+        stop = end if stop < 0 else stop
+        line = f"{h.start_line + len(kept)}: {body[start:stop]}" if line_numbers else body[start:stop]
+        if used + _count(line + "\n") > budget:
+            return kept, start, False, used
+        used += _count(line + "\n")
+        kept.append(line)
+        start = stop + 1
+    return kept, len(body), True, used
 
 
 def _what_broke(crash: Exception) -> str:
@@ -358,17 +373,12 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         for h in hits:
             rel = "self" if h.id == shown.id else h.relation
             head = f"## [{h.id}] {h.lines} {h.title}" + ("" if rel == "self" else f" ({rel} of {shown_ref})")
-            lines = _numbered(h, line_numbers)
             used += _count(head + "\n")
-            kept = 0
-            for line in lines:  # whole lines while they fit max_tokens (4 bytes a token)
-                if used + _count(line + "\n") > budget:
-                    truncated, next_line = True, h.start_line + kept
-                    break
-                used += _count(line + "\n")
-                kept += 1
-            out.append("\n".join([head, *lines[:kept]]))
-            body = h.body if kept == len(lines) else "\n".join(h.body.split("\n")[:kept]) + "\n"
+            lines, chars, whole, used = _lines_within(h, line_numbers, budget, used)  # 4 bytes a token
+            if not whole:
+                truncated, next_line = True, h.start_line + len(lines)
+            out.append("\n".join([head, *lines]))
+            body = h.body if whole else h.body[:chars] or "\n"  # (as "\n".join of no lines, + "\n")
             sections.append({**h.with_(index=name).to_dict(), "title": h.title, "relation": rel, "body": body})
             if truncated:
                 break

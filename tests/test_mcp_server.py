@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+import tracemalloc
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -222,6 +223,30 @@ async def test_every_result_is_bounded_whatever_the_headings(long_names_db: Path
     # times its text (field names).
     assert max(t for t, _ in sizes.values()) < 6_000 * 4 + 200, sizes
     assert max(j for _, j in sizes.values()) < 5 * 6_000 * 4, sizes
+
+
+async def test_fetch_reads_a_long_section_only_as_far_as_it_answers(tmp_path: Path) -> None:
+    # fetch split and numbered every line of a section, then kept those that fit max_tokens: for
+    # 24 KB of answer, a 20 MB section cost 85 MB (210,536 lines, each split and numbered).
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    body = "# Long\n\n" + "".join(f"line {i} of a long section\n" for i in range(100_000))
+    (docs / "long.md").write_text(body)
+    build_index([docs], tmp_path / "long.db")
+    srv = build_server([tmp_path / "long.db"])
+    try:
+        async with Client(srv, raise_exceptions=True) as c:
+            tracemalloc.start()
+            try:
+                text, data, _ = await _call(c, "fetch", ref="long.md#long")
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+    finally:
+        close_server(srv)
+    assert data["truncated"] is True and text.splitlines()[1:3] == ["1: # Long", "2: "]
+    assert data["sections"][0]["body"] == body[:len(data["sections"][0]["body"])]
+    assert peak < 2 * len(body)  # the section as read (it was 7 times that)
 
 
 async def test_fetch_is_cut_to_max_tokens_and_says_where(client: Client) -> None:
