@@ -30,11 +30,15 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 from mdfts.build import build_index  # noqa: E402
 
+from gitrepo import commit_all, git  # noqa: E402
+
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parent.parent
 SHOTS = Path(os.environ.get("MDFTS_SCREENSHOTS", REPO / "build" / "screenshots"))
 SOURCE_URL = "https://example.com/ops/blob/{commit}/{path}#L{start_line}-L{end_line}"
 DB = "ops-docs"
+LONG = "long-docs"
+HANDBOOK = "platform/services/payments-gateway/operations/handbook.md"
 SIZES = [(1280, 800), (390, 844)]
 
 
@@ -63,6 +67,19 @@ def _index(tmp: Path, docs: str, name: str) -> Path:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with mdfts_serve(_index(tmp_path_factory.mktemp("ops"), "datasette", DB)) as (base, _):
+        yield base
+
+
+@pytest.fixture(scope="module")
+def long_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Long paths, deep trails, a wide table, code, many hits; built in a git checkout, so the
+    index records a commit (a 40-character word on the database page)."""
+    tmp = tmp_path_factory.mktemp("long")
+    git(tmp, "init", "-q", "-b", "main")
+    db = _index(tmp, "datasette_long", LONG)
+    commit_all(tmp, "Add the docs")
+    build_index([tmp / "docs"], db, source_url=SOURCE_URL)
+    with mdfts_serve(db) as (base, _):
         yield base
 
 
@@ -295,4 +312,41 @@ def test_search_box_handles_empty_and_odd_queries(server: str, browser: Browser)
         browser.get(f"{server}/{DB}/search?" + urllib.parse.urlencode({"q": q}))
         assert browser.find("#mdfts-q").get_attribute("value") == q
         assert browser.alert() is None
+    _no_console_errors(browser)
+
+
+# Words that a line cannot hold are broken, any others are not: the text of every word inside
+# `selector` (a text node split at spaces) is one box on the page.
+BROKEN_WORDS = """
+const out = [];
+for (const root of document.querySelectorAll(arguments[0])) {
+  const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+    for (const m of node.textContent.matchAll(/\\S+/g)) {
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      if (range.getClientRects().length > 1) out.push(m[0]);
+    }
+  }
+}
+return out;
+"""
+
+
+def _section_id(b: Browser, base: str, db: str, path: str, anchor: str) -> str:
+    b.get(f"{base}/{db}/section.json?" + urllib.parse.urlencode({"path": path, "anchor": anchor, "_shape": "array"}))
+    return str(b.js("return JSON.parse(document.body.innerText)[0].id"))
+
+
+def test_a_table_in_a_section_keeps_its_words_whole(long_server: str, browser: Browser) -> None:
+    # A table too wide for the page scrolls inside its box; its short words (default, since,
+    # v1.0) are not broken letter by letter to make it fit.
+    section = _section_id(browser, long_server, LONG, HANDBOOK, "settings")
+    browser.get(f"{long_server}/{LONG}/sections/{section}")
+    table = browser.find(".mdfts-section .mdfts-body table")
+    browser.js("arguments[0].scrollIntoView()", table)
+    browser.shot("section-table")
+    assert browser.js(BROKEN_WORDS, ".mdfts-section .mdfts-body table") == []
+    assert browser.js("return document.documentElement.scrollWidth") <= browser.viewport()[0]
     _no_console_errors(browser)
