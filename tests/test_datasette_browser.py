@@ -350,3 +350,19 @@ def test_a_table_in_a_section_keeps_its_words_whole(long_server: str, browser: B
     assert browser.js(BROKEN_WORDS, ".mdfts-section .mdfts-body table") == []
     assert browser.js("return document.documentElement.scrollWidth") <= browser.viewport()[0]
     _no_console_errors(browser)
+
+
+def test_no_page_scrolls_sideways(long_server: str, browser: Browser) -> None:
+    # Long paths, a commit hash, the schema's long lines: each wraps or scrolls in its own
+    # box, never the whole page (on a phone the page would then load zoomed out).
+    section = _section_id(browser, long_server, LONG, HANDBOOK, "reading-the-lag-dashboard")
+    pages = ["", "/search?q=kafka+consumer+lag", f"/sections/{section}", "/token?token=PAYMENTS_DB_URL",
+             "/outline?" + urllib.parse.urlencode({"path": HANDBOOK}), f"/neighbors?id={section}",
+             "/sections", "/documents", "/tokens", "/sections/99999", "/search?q=x&limit=abc"]
+    wide = {}
+    for page in pages:
+        browser.get(f"{long_server}/{LONG}{page}")
+        width = browser.js("return document.documentElement.scrollWidth")
+        if width > browser.size[0]:
+            wide[page] = width
+    assert wide == {}
