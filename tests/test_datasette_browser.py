@@ -366,3 +366,23 @@ def test_no_page_scrolls_sideways(long_server: str, browser: Browser) -> None:
         if width > browser.size[0]:
             wide[page] = width
     assert wide == {}
+
+
+def test_table_pages_draw_the_markdown_as_the_section_page_does(long_server: str, browser: Browser) -> None:
+    # Datasette's table styles are for its own cells: an <em> there is a grey 0.8em label, and
+    # on a phone every td becomes a labelled block and every thead is moved off the screen.
+    # In a rendered section, emphasis stays emphasis and a table stays a table.
+    browser.get(f"{long_server}/{LONG}/sections?heading=Settings")
+    body = browser.find(".rows-and-columns .mdfts-body")
+    em, para = body.find_element(By.CSS_SELECTOR, "p em"), body.find_element(By.CSS_SELECTOR, "p")
+    look = "const s = getComputedStyle(arguments[0]); return [s.color, s.fontSize]"
+    assert em.text == "right now" and browser.js(look, em) == browser.js(look, para)
+    browser.js("arguments[0].closest('.mdfts-clamp').style.maxHeight = 'none'; arguments[0].scrollIntoView()", body)
+    browser.shot("sections-table-markdown")
+    th = body.find_element(By.CSS_SELECTOR, "table th")
+    cells = body.find_elements(By.CSS_SELECTOR, "table td")
+    assert browser.js("return getComputedStyle(arguments[0]).display", th) == "table-cell"
+    assert th.is_displayed() and th.location["x"] >= 0 and th.text == "setting"
+    labels = [browser.js("return getComputedStyle(arguments[0], '::before').content", td) for td in cells]
+    assert set(labels) <= {"none", "normal"}, labels
+    assert {browser.js("return getComputedStyle(arguments[0]).display", td) for td in cells} == {"table-cell"}
