@@ -386,3 +386,13 @@ def test_table_pages_draw_the_markdown_as_the_section_page_does(long_server: str
     labels = [browser.js("return getComputedStyle(arguments[0], '::before').content", td) for td in cells]
     assert set(labels) <= {"none", "normal"}, labels
     assert {browser.js("return getComputedStyle(arguments[0]).display", td) for td in cells} == {"table-cell"}
+
+
+@pytest.mark.parametrize(("anchor", "tag"), [("draining-a-partition", "h4"), ("checking-the-lag", "h5"),
+                                             ("reading-the-lag-dashboard", "h6")])
+def test_a_deep_heading_does_not_look_like_a_link(long_server: str, browser: Browser, anchor: str, tag: str) -> None:
+    # Datasette underlines h4-h6 (its own pages use them as labels); in a section, underlined
+    # text beside real links reads as one.
+    browser.get(f"{long_server}/{LONG}/sections/{_section_id(browser, long_server, LONG, HANDBOOK, anchor)}")
+    heading = browser.find(f".mdfts-section .mdfts-body {tag}")
+    assert browser.js("return getComputedStyle(arguments[0]).textDecorationLine", heading) == "none"
