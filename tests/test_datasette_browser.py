@@ -396,3 +396,15 @@ def test_a_deep_heading_does_not_look_like_a_link(long_server: str, browser: Bro
     browser.get(f"{long_server}/{LONG}/sections/{_section_id(browser, long_server, LONG, HANDBOOK, anchor)}")
     heading = browser.find(f".mdfts-section .mdfts-body {tag}")
     assert browser.js("return getComputedStyle(arguments[0]).textDecorationLine", heading) == "none"
+
+
+def test_database_page_links_every_table_a_reader_can_open(server: str, browser: Browser) -> None:
+    # `tokens` (a view since schema 4) has its own page, with links to the token query: the
+    # database page is where one finds it. Views the plugin hides stay hidden.
+    browser.get(f"{server}/{DB}")
+    listed = {a.text: a.get_attribute("href") for a in browser.find_all(".mdfts-tables a")}
+    assert listed.get("tokens") == f"{server}/{DB}/tokens"
+    assert listed.get("sections_full") == f"{server}/{DB}/sections_full"
+    assert "sections_indexed" not in listed and "token_rows" not in listed
+    browser.find(".mdfts-tables a[href$='/tokens']").click()
+    assert browser.wait_for("td.col-token a").get_attribute("href").startswith(f"{server}/{DB}/token?token=")

@@ -28,7 +28,7 @@ from datasette.views.base import DatasetteError
 from markupsafe import Markup, escape
 
 from mdfts.artifact import is_index, source_link
-from mdfts.browse import IndexFacts, database_metadata, read_facts, stored_queries, value_limit
+from mdfts.browse import HIDDEN_TABLES, IndexFacts, database_metadata, read_facts, stored_queries, value_limit
 from mdfts.errors import IndexVersionError, brief
 from mdfts.index import Index
 from mdfts.lookup import has_documents_under, no_hits
@@ -429,6 +429,7 @@ def extra_template_vars(template: str, database: str | None, table: str | None, 
             "database": database,
             "has_search": "search" in names and "search" in stored_queries(facts),
             "has_token": "token" in names,
+            "hidden": HIDDEN_TABLES,  # (Datasette lists a hidden view with the others)
             "source_url": facts.source_url,
             "where": lambda row: _where(facts, row),
             "cells": _cells,
