@@ -408,3 +408,24 @@ def test_database_page_links_every_table_a_reader_can_open(server: str, browser:
     assert "sections_indexed" not in listed and "token_rows" not in listed
     browser.find(".mdfts-tables a[href$='/tokens']").click()
     assert browser.wait_for("td.col-token a").get_attribute("href").startswith(f"{server}/{DB}/token?token=")
+
+
+def test_the_outline_is_a_table_of_contents_that_opens_each_section(long_server: str, browser: Browser) -> None:
+    # The file crumb of a section page opens the outline: it must lead on, each heading a link
+    # to its section, nested under the heading it belongs to (a phone shows it as a list too,
+    # not one card of seven fields per heading).
+    browser.console_errors()  # (forget the 4xx pages earlier tests opened on purpose)
+    browser.get(f"{long_server}/{LONG}/outline?" + urllib.parse.urlencode({"path": HANDBOOK}))
+    links = browser.find_all(".mdfts-outline a")
+    assert [a.text for a in links] == [
+        "Payments gateway operations handbook", "Settings", "Handling an incident", "Stopping the consumers",
+        "Draining a partition", "Checking the lag", "Reading the lag dashboard"]
+    deepest = browser.find_all(".mdfts-outline li li li li li li > a")
+    assert [a.text for a in deepest] == ["Reading the lag dashboard"]
+    assert browser.js("return arguments[0].getBoundingClientRect().bottom", links[-1]) <= browser.size[1]
+    browser.shot("outline")
+    href = links[1].get_attribute("href")
+    links[1].click()
+    assert browser.driver.current_url == href and re.fullmatch(rf"{long_server}/{LONG}/sections/\d+", href)
+    assert browser.wait_for(".mdfts-section .mdfts-body h2").text == "Settings"
+    _no_console_errors(browser)

@@ -349,6 +349,27 @@ async def _nothing_found(datasette: Any, database: str, q: str | None, prefix: s
     return no_hits(q or "")
 
 
+def _outline(datasette: Any, database: str, rows: list[Any]) -> Markup:
+    """The outline query's rows as a table of contents: each heading a link to its section, in
+    a list nested under the heading above it (lead text, level 0, sits beside the top level)."""
+    parts = [Markup('<ul class="mdfts-outline">')]
+    open_items: list[list[Any]] = []  # [level, whether its nested list is open] per open <li>
+    for row in rows:
+        level = max(int(row["level"] or 0), 1)
+        while open_items and open_items[-1][0] >= level:
+            parts.append(Markup("</ul></li>" if open_items.pop()[1] else "</li>"))
+        if open_items and not open_items[-1][1]:
+            parts.append(Markup("<ul>"))
+            open_items[-1][1] = True
+        parts.append(Markup('<li><a href="{}">{}</a> <span class="mdfts-muted">lines {}–{}</span>').format(
+            datasette.urls.row(database, "sections", str(row["id"])), row["heading"] or "(lead text)",
+            row["start_line"], row["end_line"]))
+        open_items.append([level, False])
+    parts.extend(Markup("</ul></li>" if item[1] else "</li>") for item in reversed(open_items))
+    parts.append(Markup("</ul>"))
+    return Markup("").join(parts)
+
+
 def _cells(row: Any) -> dict[str, Any]:
     """A table page's rendered row (a list of cells) as column → cell."""
     return {cell["column"]: cell for cell in row}
@@ -433,6 +454,7 @@ def extra_template_vars(template: str, database: str | None, table: str | None, 
             "source_url": facts.source_url,
             "where": lambda row: _where(facts, row),
             "cells": _cells,
+            "outline": lambda rows: _outline(datasette, database, rows),
             "trail": lambda value: _trail(value) if isinstance(value, str) else None,
             "label": lambda value: label(str(value)) if value is not None else value,
             "label_chars": LABEL_CHARS,
