@@ -10,7 +10,9 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import urllib.error
 import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -429,3 +431,29 @@ def test_the_outline_is_a_table_of_contents_that_opens_each_section(long_server:
     assert browser.driver.current_url == href and re.fullmatch(rf"{long_server}/{LONG}/sections/\d+", href)
     assert browser.wait_for(".mdfts-section .mdfts-body h2").text == "Settings"
     _no_console_errors(browser)
+
+
+@pytest.mark.parametrize(("page", "status", "said"), [
+    ("/sections/99999", 404, "No section 99999 in this index"),
+    ("/nope", 404, "Table not found"),
+    ("/sections?_sort=nope", 400, "Invalid _sort: Cannot sort table by nope"),
+], ids=["old-section-link", "no-table", "bad-sort"])
+def test_an_error_page_leads_back_to_the_search(long_server: str, browser: Browser, page: str, status: int,
+                                                said: str) -> None:
+    # A section link from an older build (ids change on every build) or a mistyped URL: the
+    # page says what went wrong and offers the search and the database, not a dead end.
+    try:
+        urllib.request.urlopen(f"{long_server}/{LONG}{page}", timeout=30)
+    except urllib.error.HTTPError as err:
+        assert err.code == status
+    else:
+        pytest.fail("no error")
+    browser.get(f"{long_server}/{LONG}{page}")
+    assert said in browser.find(".mdfts-error").text
+    crumbs = [a.get_attribute("href") for a in browser.find_all("header a")]
+    assert f"{long_server}/{LONG}" in crumbs
+    box = browser.find("#mdfts-q")
+    assert box.is_displayed()
+    browser.shot("error-" + page.strip("/").split("?")[0].replace("/", "-"))
+    box.send_keys("kafka consumer lag", Keys.ENTER)
+    assert browser.wait_for(".mdfts-card-title a").text.startswith("Kafka note")

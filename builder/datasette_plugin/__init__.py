@@ -22,8 +22,8 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from datasette import hookimpl
-from datasette.utils import sqlite_timelimit, urlsafe_components
-from datasette.utils.asgi import Response
+from datasette.utils import add_cors_headers, sqlite_timelimit, tilde_decode, urlsafe_components
+from datasette.utils.asgi import Base400, Response
 from datasette.views.base import DatasetteError
 from markupsafe import Markup, escape
 
@@ -161,20 +161,54 @@ _UNCHECKED_PARAMS = ("_sort", "_sort_desc", "_next", "_through")
 
 @hookimpl
 def handle_exception(datasette: Any, request: Any, exception: Exception) -> Any:
-    # On an index's table page, such a failure is the visitor's parameter: a 400 that names it.
-    if request is None or (isinstance(exception, DatasetteError) and exception.status != 500):
-        return None
-    if not isinstance(exception, (DatasetteError, ValueError, TypeError, KeyError)):
+    # On an index's pages, a visitor's error (a 4xx) is a page of the index: what went wrong,
+    # then its search and the way back. Server errors stay Datasette's.
+    if request is None:
         return None
     parts = request.path.strip("/").split("/")
-    given = [name for name in _UNCHECKED_PARAMS if name in request.args]
-    if len(parts) != 2 or not given or _facts(datasette, parts[0]) is None:
+    database = tilde_decode(parts[0].split(".")[0])  # (/db.json, /db/table.json)
+    if _facts(datasette, database) is None:
         return None
-    from datasette.handle_exception import handle_exception as default_handler
+    error = _visitor_error(request, parts, exception)
+    if error is None:
+        return None
+    if request.path.endswith(".json"):
+        from datasette.handle_exception import handle_exception as default_handler
 
+        return None if error is exception else default_handler(datasette, request, error)
+    return _error_page(datasette, request, database, parts, error)
+
+
+def _visitor_error(request: Any, parts: list[str], exception: Exception) -> Exception | None:
+    """The 4xx this exception is, or None for a server error. A table-page parameter that
+    Datasette reads unchecked fails as a 500 deep inside: it is a 400 that names the parameter."""
+    is_4xx = isinstance(exception, (Base400, DatasetteError)) and getattr(exception, "status", 500) != 500
+    if is_4xx:
+        return exception
+    given = [name for name in _UNCHECKED_PARAMS if name in request.args]
+    if len(parts) != 2 or not given or not isinstance(exception, (DatasetteError, ValueError, TypeError, KeyError)):
+        return None
     message = exception.message if isinstance(exception, DatasetteError) else str(exception)
-    return default_handler(datasette, request, DatasetteError(f"Invalid {given[0]}: {message}",
-                                                              title="Invalid parameter", status=400))
+    error: Exception = DatasetteError(f"Invalid {given[0]}: {message}", title="Invalid parameter", status=400)
+    return error
+
+
+async def _error_page(datasette: Any, request: Any, database: str, parts: list[str], error: Exception) -> Response:
+    if isinstance(error, DatasetteError):
+        status, title = error.status, error.title
+        message = Markup(error.message) if error.message_is_html else error.message
+    else:
+        status, title, message = getattr(error, "status", 400), None, str(error.args[0] if error.args else "")
+    # /db/sections/ID of an older build: ids change with every build, so say so.
+    missing = tilde_decode(parts[2]) if status == 404 and len(parts) == 3 and parts[1] == "sections" else None
+    html = await datasette.render_template("mdfts_error.html", {
+        "database": database, "status": status, "error": message,
+        "title": "Section not found" if missing is not None else title, "missing_section": missing,
+    }, request=request)
+    headers: dict[str, str] = {}
+    if datasette.cors:
+        add_cors_headers(headers)
+    return Response.html(html, status=status, headers=headers)
 
 
 @hookimpl
