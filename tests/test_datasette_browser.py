@@ -457,3 +457,20 @@ def test_an_error_page_leads_back_to_the_search(long_server: str, browser: Brows
     browser.shot("error-" + page.strip("/").split("?")[0].replace("/", "-"))
     box.send_keys("kafka consumer lag", Keys.ENTER)
     assert browser.wait_for(".mdfts-card-title a").text.startswith("Kafka note")
+
+
+def test_a_bad_limit_is_said_once_and_not_carried_to_the_next_search(long_server: str, browser: Browser) -> None:
+    # The query fails (SQLite: datatype mismatch); the page must not also claim that nothing
+    # matched, and the next search from its box must not fail the same way.
+    browser.get(f"{long_server}/{LONG}/search?q=kafka&limit=abc")
+    assert browser.find(".message-error").text == "datatype mismatch"
+    assert browser.find_all(".zero-results") == []
+    box = browser.find("#mdfts-q")
+    box.clear()
+    box.send_keys("kafka consumer lag", Keys.ENTER)
+    assert browser.wait_for(".mdfts-card-title a").text.startswith("Kafka note")
+    assert browser.find_all(".message-error") == []
+    browser.get(f"{long_server}/{LONG}/search?q=kafka&limit=3")
+    browser.find("#mdfts-q").send_keys(" lag", Keys.ENTER)
+    browser.wait_for(".mdfts-card")
+    assert "limit=3" in browser.driver.current_url and len(browser.find_all(".mdfts-card")) == 3
