@@ -474,3 +474,20 @@ def test_a_bad_limit_is_said_once_and_not_carried_to_the_next_search(long_server
     browser.find("#mdfts-q").send_keys(" lag", Keys.ENTER)
     browser.wait_for(".mdfts-card")
     assert "limit=3" in browser.driver.current_url and len(browser.find_all(".mdfts-card")) == 3
+
+
+def test_a_full_page_of_results_offers_more(long_server: str, browser: Browser) -> None:
+    # 15 sections match (14 notes and the lead text); the search shows 10 (its default limit)
+    # and says there may be more.
+    browser.get(f"{long_server}/{LONG}/search?" + urllib.parse.urlencode({"q": "kafka consumer lag",
+                                                                         "prefix": "notes"}))
+    assert len(browser.find_all(".mdfts-card")) == 10
+    more = browser.find("a.mdfts-more-results")
+    assert more.is_displayed()
+    more.click()
+    browser.wait_for(".mdfts-card")
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(browser.driver.current_url).query)
+    assert query == {"q": ["kafka consumer lag"], "prefix": ["notes"], "limit": ["20"]}
+    assert len(browser.find_all(".mdfts-card")) == 15
+    assert browser.find_all("a.mdfts-more-results") == []  # all there is
+    assert browser.find("#mdfts-q").get_attribute("value") == "kafka consumer lag"

@@ -14,6 +14,7 @@ import asyncio
 import importlib.resources
 import json
 import posixpath
+import re
 import sqlite3
 import sys
 import urllib.parse
@@ -22,7 +23,13 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from datasette import hookimpl
-from datasette.utils import add_cors_headers, sqlite_timelimit, tilde_decode, urlsafe_components
+from datasette.utils import (
+    add_cors_headers,
+    path_with_replaced_args,
+    sqlite_timelimit,
+    tilde_decode,
+    urlsafe_components,
+)
 from datasette.utils.asgi import Base400, Response
 from datasette.views.base import DatasetteError
 from markupsafe import Markup, escape
@@ -404,6 +411,21 @@ def _outline(datasette: Any, database: str, rows: list[Any]) -> Markup:
     return Markup("").join(parts)
 
 
+# How a shipped query defaults its row count: `limit coalesce(nullif(:limit, ''), 10)`.
+_DEFAULT_LIMIT = re.compile(r"coalesce\(\s*nullif\(\s*:limit\s*,\s*''\s*\)\s*,\s*(\d+)\s*\)")
+
+
+def _more_results(facts: IndexFacts, query: str, request: Any, shown: int) -> str | None:
+    """The same query with twice the rows, when the page shows as many as its limit (the given
+    one, else the query's default): there may be more."""
+    given = request.args.get("limit") or ""
+    default = next((_DEFAULT_LIMIT.search(q.sql) for q in facts.queries if q.name == query), None)
+    limit = int(given) if given.isdigit() else int(default.group(1)) if default else 0
+    if not 0 < limit <= shown:
+        return None
+    return str(path_with_replaced_args(request, {"limit": str(limit * 2)}))
+
+
 def _cells(row: Any) -> dict[str, Any]:
     """A table page's rendered row (a list of cells) as column → cell."""
     return {cell["column"]: cell for cell in row}
@@ -488,6 +510,7 @@ def extra_template_vars(template: str, database: str | None, table: str | None, 
             "source_url": facts.source_url,
             "where": lambda row: _where(facts, row),
             "cells": _cells,
+            "more_results": lambda query, shown: _more_results(facts, query, request, shown),
             "outline": lambda rows: _outline(datasette, database, rows),
             "trail": lambda value: _trail(value) if isinstance(value, str) else None,
             "label": lambda value: label(str(value)) if value is not None else value,
