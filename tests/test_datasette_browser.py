@@ -491,3 +491,15 @@ def test_a_full_page_of_results_offers_more(long_server: str, browser: Browser) 
     assert len(browser.find_all(".mdfts-card")) == 15
     assert browser.find_all("a.mdfts-more-results") == []  # all there is
     assert browser.find("#mdfts-q").get_attribute("value") == "kafka consumer lag"
+
+
+def test_each_query_field_sits_beside_its_label(long_server: str, browser: Browser) -> None:
+    # On a phone the fields wrap: a label must wrap with its field, not stay at the end of
+    # the line above, beside another field.
+    browser.get(f"{long_server}/{LONG}/section?" + urllib.parse.urlencode({"path": HANDBOOK, "anchor": "settings"}))
+    browser.shot("section-query")
+    for label in browser.find_all(".mdfts-params label"):
+        field = browser.find(f"#{label.get_attribute('for')}")
+        gap = browser.js("""const l = arguments[0].getBoundingClientRect(), f = arguments[1].getBoundingClientRect();
+                            return [l.top < f.bottom && f.top < l.bottom, f.left - l.right]""", label, field)
+        assert gap[0] and 0 <= gap[1] < 40, (label.text, gap)
