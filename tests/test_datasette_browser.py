@@ -503,3 +503,16 @@ def test_each_query_field_sits_beside_its_label(long_server: str, browser: Brows
         gap = browser.js("""const l = arguments[0].getBoundingClientRect(), f = arguments[1].getBoundingClientRect();
                             return [l.top < f.bottom && f.top < l.bottom, f.left - l.right]""", label, field)
         assert gap[0] and 0 <= gap[1] < 40, (label.text, gap)
+
+
+def test_the_keyboard_skips_a_show_all_that_is_not_shown(server: str, browser: Browser) -> None:
+    # A section that fits its fold hides "show all": its checkbox must not stay in the tab
+    # order, where the focus would vanish onto nothing visible.
+    browser.get(f"{server}/{DB}/search?q=how+do+I+roll+back+payments")
+    short = next(c for c in browser.find_all(".mdfts-card")
+                 if c.find_element(By.CSS_SELECTOR, ".mdfts-card-title a").text == "Payments runbook")
+    source = short.find_element(By.CSS_SELECTOR, ".mdfts-meta a")
+    browser.js("arguments[0].focus()", source)
+    source.send_keys(Keys.TAB)
+    focused = browser.driver.switch_to.active_element
+    assert focused.text == "open the section" and focused.is_displayed()
