@@ -516,3 +516,36 @@ def test_the_keyboard_skips_a_show_all_that_is_not_shown(server: str, browser: B
     source.send_keys(Keys.TAB)
     focused = browser.driver.switch_to.active_element
     assert focused.text == "open the section" and focused.is_displayed()
+
+
+# Text whose colour on its background is below WCAG AA (4.5:1; 3:1 from 24px, or 18.66px bold).
+LOW_CONTRAST = r"""
+const rgba = c => { const m = c.match(/[\d.]+/g).map(Number); return m.length > 3 ? m : [...m, 1]; };
+const lum = c => c.slice(0, 3).map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+  .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+const background = el => { for (; el; el = el.parentElement) { const c = rgba(getComputedStyle(el).backgroundColor);
+  if (c[3] > 0.5) return c; } return [255, 255, 255, 1]; };
+const out = [];
+for (const el of document.querySelectorAll('.content *')) {
+  const text = [...el.childNodes].filter(n => n.nodeType === 3 && n.textContent.trim()).map(n => n.textContent).join('');
+  if (!text.trim() || !el.getClientRects().length) continue;
+  const s = getComputedStyle(el);
+  if (s.visibility === 'hidden') continue;
+  const [a, b] = [lum(rgba(s.color)), lum(background(el))];
+  const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05), px = parseFloat(s.fontSize);
+  const large = px >= 24 || (px >= 18.66 && +s.fontWeight >= 700);
+  if (ratio < (large ? 3 : 4.5)) out.push(`${el.tagName}.${el.className} ${text.trim().slice(0, 20)}: ${ratio.toFixed(2)}`);
+}
+return [...new Set(out)];
+"""
+
+
+def test_text_on_the_pages_is_readable(server: str, browser: Browser) -> None:
+    pages = ["", "/search?q=how+do+I+roll+back+payments", "/token?token=E1027", "/neighbors?id=2",
+             "/outline?path=runbooks%2Fpayments.md", "/sections", "/tokens", "/sections/2"]
+    low = {}
+    for page in pages:
+        browser.get(f"{server}/{DB}{page}")
+        if found := browser.js(LOW_CONTRAST):
+            low[page] = found
+    assert low == {}
