@@ -549,3 +549,16 @@ def test_text_on_the_pages_is_readable(server: str, browser: Browser) -> None:
         if found := browser.js(LOW_CONTRAST):
             low[page] = found
     assert low == {}
+
+
+def test_each_exact_token_reads_as_one_piece(long_server: str, browser: Browser) -> None:
+    # A token is what one copies (deployment/payments-gateway-worker-consumer): broken at its
+    # hyphens across two lines it reads as two tokens. One that fits a line stays on one.
+    section = _section_id(browser, long_server, LONG, HANDBOOK, "reading-the-lag-dashboard")
+    browser.get(f"{long_server}/{LONG}/sections/{section}")
+    codes = browser.find_all(".mdfts-tokens code")
+    assert len(codes) >= 4
+    browser.js("arguments[0].scrollIntoView()", codes[0])
+    browser.shot("section-tokens")
+    split = [c.text for c in codes if browser.js("return arguments[0].getClientRects().length", c) != 1]
+    assert split == []
