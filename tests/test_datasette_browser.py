@@ -562,3 +562,12 @@ def test_each_exact_token_reads_as_one_piece(long_server: str, browser: Browser)
     browser.shot("section-tokens")
     split = [c.text for c in codes if browser.js("return arguments[0].getClientRects().length", c) != 1]
     assert split == []
+
+
+def test_a_facet_count_is_never_split(long_server: str, browser: Browser) -> None:
+    # Datasette breaks facet lines anywhere (word-break: break-all): "notifications.md 11"
+    # came out as "notifications.md 1", then "1" on the next line, read as a count of 1.
+    browser.get(f"{long_server}/{LONG}/sections")
+    browser.shot("sections-facets")
+    counts = [w for w in browser.js(BROKEN_WORDS, ".facet-info li") if re.fullmatch(r"[\d,]+", w)]
+    assert counts == []
