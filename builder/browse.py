@@ -207,6 +207,7 @@ def _table_settings(facts: IndexFacts) -> dict[str, dict[str, Any]]:
             "fts_table": "sections_fts",
             "fts_pk": "id",
             "facets": ["path", "level", *({"array": c} for c in arrays)],
+            "facet_size": 10,  # (Datasette's 30 a facet put the first row screens down; "…" has the rest)
             "label_column": "heading",
             "size": 10,  # rows rendered per page: each body is markdown drawn on the server
         }

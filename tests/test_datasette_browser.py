@@ -571,3 +571,15 @@ def test_a_facet_count_is_never_split(long_server: str, browser: Browser) -> Non
     browser.shot("sections-facets")
     counts = [w for w in browser.js(BROKEN_WORDS, ".facet-info li") if re.fullmatch(r"[\d,]+", w)]
     assert counts == []
+
+
+def test_the_sections_table_shows_its_rows_before_long_facet_lists(long_server: str, browser: Browser) -> None:
+    # Five facets of 30 values each put the first row four screens down (seven on a phone):
+    # each lists its 10 commonest values, and "…" opens the rest.
+    browser.get(f"{long_server}/{LONG}/sections")
+    facet = browser.find(".facet-info[data-column='env_vars']")
+    values = facet.find_elements(By.CSS_SELECTOR, "li:not(.facet-truncated)")
+    assert len(values) == 10
+    facet.find_element(By.CSS_SELECTOR, "li.facet-truncated a").click()
+    facet = browser.wait_for(".facet-info[data-column='env_vars']")
+    assert len(facet.find_elements(By.CSS_SELECTOR, "li:not(.facet-truncated)")) == 12
