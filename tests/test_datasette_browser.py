@@ -583,3 +583,12 @@ def test_the_sections_table_shows_its_rows_before_long_facet_lists(long_server: 
     facet.find_element(By.CSS_SELECTOR, "li.facet-truncated a").click()
     facet = browser.wait_for(".facet-info[data-column='env_vars']")
     assert len(facet.find_elements(By.CSS_SELECTOR, "li:not(.facet-truncated)")) == 12
+
+
+def test_a_table_in_a_section_has_a_header_row_that_reads_as_one(long_server: str, browser: Browser) -> None:
+    # Datasette's reset draws a th like a td: "setting default meaning since" then looked
+    # like the first row of values.
+    browser.get(f"{long_server}/{LONG}/sections/{_section_id(browser, long_server, LONG, HANDBOOK, 'settings')}")
+    header = browser.find(".mdfts-section .mdfts-body th")
+    assert header.text == "setting"
+    assert int(browser.js("return getComputedStyle(arguments[0]).fontWeight", header)) >= 600
