@@ -592,3 +592,13 @@ def test_a_table_in_a_section_has_a_header_row_that_reads_as_one(long_server: st
     header = browser.find(".mdfts-section .mdfts-body th")
     assert header.text == "setting"
     assert int(browser.js("return getComputedStyle(arguments[0]).fontWeight", header)) >= 600
+
+
+def test_a_facet_filter_can_be_removed_by_name(long_server: str, browser: Browser) -> None:
+    # The ✖ that removes a facet or a chosen value was read out as "heavy multiplication x".
+    browser.get(f"{long_server}/{LONG}/sections?_facet=heading&path=notes.md")
+    crosses = browser.find_all(".facet-info a.cross")
+    assert crosses
+    names = [c.get_attribute("aria-label") or "" for c in crosses]
+    assert all(n.startswith("Remove ") for n in names), names
+    assert "Remove the heading facet" in names and "Remove the filter path: notes.md" in names
