@@ -8,7 +8,9 @@ create virtual table temp.vocab_col using fts5vocab(main, 'sections_fts', 'col')
 create table term_df (
   term text primary key,
   df   integer not null,   -- sections whose indexed columns contain the term
-  idf  real not null,      -- ln(1 + (N - df + 0.5) / (df + 0.5)), N = sections
+  idf  real not null,      -- ln(1 + (N - df + 0.5) / (df + 0.5)), N = sections, to 4 places and
+                           -- at least 0.0001: a word in every one of 20,000 sections rounded
+                           -- to 0, and a query of such words had no weight to share (NULL scores)
   wide integer not null,   -- 1: more than half of the sections hold it in their own words, not
                            -- only in their path (a folder's name): in one column of title,
                            -- heading, trail, text or tokens (a product's own name in its docs)
@@ -20,7 +22,7 @@ create table term_df (
                            -- NULL for any other term
 ) without rowid;
 insert into term_df (term, df, idf, wide)
-select term, doc, round(mdfts_ln(1.0 + ((select count(*) from sections) - doc + 0.5) / (doc + 0.5)), 4),
+select term, doc, max(0.0001, round(mdfts_ln(1.0 + ((select count(*) from sections) - doc + 0.5) / (doc + 0.5)), 4)),
        -- (the column count only for the few terms most sections hold at all)
        case when doc * 2 > (select count(*) from sections)
             then coalesce((select max(c.doc) from temp.vocab_col as c
@@ -41,7 +43,7 @@ where wide = 0 and df * 2 > (select count(*) from sections);
 -- (not a path word after all when most sections hold it in their own words, in different columns)
 update term_df set tdf = null where tdf * 2 > (select count(*) from sections);
 update term_df
-set tidf = round(mdfts_ln(1.0 + ((select count(*) from sections) - tdf + 0.5) / (tdf + 0.5)), 4)
+set tidf = max(0.0001, round(mdfts_ln(1.0 + ((select count(*) from sections) - tdf + 0.5) / (tdf + 0.5)), 4))
 where tdf is not null;
 -- The words the paths write, as written, for those stems (folder and file names split at / - _ .
 -- and a space, lower-case, the extension left out: .md, .html.md): a query that writes one,
@@ -86,8 +88,8 @@ create table token_df (
 ) without rowid;
 insert into token_df
 select n.norm, count(distinct r.section_id) as df,
-       round(mdfts_ln(1.0 + ((select count(*) from sections) - count(distinct r.section_id) + 0.5)
-                      / (count(distinct r.section_id) + 0.5)), 4),
+       max(0.0001, round(mdfts_ln(1.0 + ((select count(*) from sections) - count(distinct r.section_id) + 0.5)
+                                  / (count(distinct r.section_id) + 0.5)), 4)),
        max(r.kind_source / 5 not in (7, 10))  -- (kinds 7 and 10: name and code, see the view tokens)
 from token_norms as n join token_rows as r on r.token_id = n.id
 group by n.norm having count(distinct r.section_id) > 1 order by n.norm;

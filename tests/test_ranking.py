@@ -1475,6 +1475,20 @@ def test_snippet_drops_block_quote_markers(tmp_path: Path) -> None:
     assert hit.snippet.count(">") == 1 and "guide. A nested note" in hit.snippet and "slip > 20" in hit.snippet
 
 
+def test_a_word_in_every_section_of_a_large_index_still_scores(tmp_path: Path) -> None:
+    """A word every section holds weighs next to nothing, but not nothing: its idf, to four places,
+    rounded to 0 past ~10,000 sections, and a query of such words had no weight to share between
+    its terms - every score and signal NULL, the order by id."""
+    n = 12_000
+    body = "".join(f"## Lamp {i}\n\nLamp {i}.\n\n" for i in range(n))
+    db = build_case(tmp_path, {"lamps.md": f"# Lamp list\n\nLamp.\n\n{body}"})
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("select idf from term_df where term = 'lamp'").fetchone()[0] > 0
+    hits = mdfts.search(db, "lamp", limit=3, explain=True)
+    assert len(hits) == 3 and all(h.score is not None and h.score > 0 for h in hits)
+    assert all(s["value"] is not None for h in hits for s in (h.explain or {})["signals"].values())
+
+
 def test_the_row_budget_is_a_real_cap(tmp_path: Path) -> None:
     """A word in more sections than the budget (2,000 rows): bm25 scores only
     the first budget rows it matches, so the best section past them is not found by that word
