@@ -403,7 +403,7 @@ def _outline(datasette: Any, database: str, rows: list[Any]) -> Markup:
             parts.append(Markup("<ul>"))
             open_items[-1][1] = True
         parts.append(Markup('<li><a href="{}">{}</a> <span class="mdfts-muted">lines {}–{}</span>').format(
-            datasette.urls.row(database, "sections", str(row["id"])), row["heading"] or "(lead text)",
+            datasette.urls.row(database, "sections", str(row["id"])), label(row["heading"]) or "(lead text)",
             row["start_line"], row["end_line"]))
         open_items.append([level, False])
     parts.extend(Markup("</ul></li>" if item[1] else "</li>") for item in reversed(open_items))
