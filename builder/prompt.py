@@ -21,7 +21,6 @@ from mdfts.records import Hit
 
 Format = Literal["xml", "markdown", "json"]
 FORMATS: tuple[Format, ...] = ("xml", "markdown", "json")
-RELATIONS = ("parent", "previous", "next")
 
 
 class TokenCounter(Protocol):
