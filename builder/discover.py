@@ -7,7 +7,7 @@ import fnmatch
 import hashlib
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -279,8 +279,3 @@ def read_source(source: SourceFile) -> SourceText:
         raise SourceError(source.path, None, f"cannot read: {err.strerror or err}") from None
     text = decode(source.path, data)
     return SourceText(source.path, text, hashlib.sha256(data).hexdigest(), len(data))
-
-
-def iter_sources(files: Sequence[SourceFile]) -> Iterator[SourceText]:
-    for f in files:
-        yield read_source(f)

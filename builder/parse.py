@@ -62,11 +62,6 @@ def _block_parser_config() -> MarkdownIt:
 
 
 @lru_cache(maxsize=1)
-def _block_parser() -> MarkdownIt:
-    return _block_parser_config()
-
-
-@lru_cache(maxsize=1)
 def _inline_parser() -> MarkdownIt:
     return MarkdownIt("commonmark")
 

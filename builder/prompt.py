@@ -288,11 +288,6 @@ def _heading_end(hit: Hit) -> tuple[int, int]:
     return body.count("\n", 0, underline.start()) + 1, len(body) if end < 0 else end + 1
 
 
-def _heading_lines(hit: Hit) -> int:
-    """How many of the body's first lines are its heading."""
-    return _heading_end(hit)[0]
-
-
 def _first_text_line(hit: Hit) -> int | None:
     """The 0-based line of the first non-blank line after the heading, if any."""
     lines, chars = _heading_end(hit)
