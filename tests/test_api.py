@@ -115,6 +115,11 @@ def test_every_public_callable_works_twice(fixture_db: Path, tmp_path: Path) -> 
         assert getattr(mdfts, name) is value, f"{name} changed between accesses"
 
 
+
+def _python(code: str, *args: Path) -> subprocess.CompletedProcess[str]:
+    """`python -c CODE ARGS...` in a fresh process, its output captured as text."""
+    return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True)
+
 def test_fresh_interpreter_imports_each_name_twice(fixture_db: Path) -> None:
     # A process of its own: no other test has imported the submodules first.
     code = (
@@ -127,7 +132,7 @@ def test_fresh_interpreter_imports_each_name_twice(fixture_db: Path) -> None:
         "assert hits[0] == hits[1] and hits[0]\n"
         "print(len(mdfts.__all__))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code, str(fixture_db)], capture_output=True, text=True)
+    done = _python(code, fixture_db)
     assert (done.returncode, done.stderr) == (0, "")
     assert int(done.stdout) == len(mdfts.__all__)
 
@@ -236,7 +241,7 @@ def test_a_file_that_cannot_be_opened_says_why(fixture_db: Path) -> None:
         "except mdfts.MdftsError as err:\n"
         "    print(type(err).__name__, err, sep=': ')\n"
     )
-    done = subprocess.run([sys.executable, "-c", code, str(fixture_db)], capture_output=True, text=True)
+    done = _python(code, fixture_db)
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout == f"MdftsError: {fixture_db}: cannot open the index file (Too many open files)\n"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from mdfts.check import check_docs
+from mdfts.check import Finding, check_docs
 from mdfts.cli import cli
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "check"
@@ -129,6 +129,12 @@ def test_unreadable_and_empty_files(docs: Path) -> None:
     ]
 
 
+def _check_file(docs: Path, name: str, text: str) -> list[Finding]:
+    """`text` written to docs/NAME and checked alone: its findings."""
+    (docs / name).write_text(text, encoding="utf-8")
+    return check_docs([docs / name])[0]
+
+
 def test_anchor_in_an_unchecked_markdown_file(docs: Path) -> None:
     # Only links.md is checked; sub/setup.md is read for its anchors when a link points at it.
     findings, _ = check_docs([docs / "links.md"])
@@ -138,13 +144,11 @@ def test_anchor_in_an_unchecked_markdown_file(docs: Path) -> None:
 def test_an_id_in_a_comment_or_in_code_is_no_anchor(docs: Path) -> None:
     """id= counts where a browser reads it as an attribute: in an HTML block or inline tag, not in
     a comment (as a heading in one makes no anchor) nor in code."""
-    (docs / "ids.md").write_text(
+    findings = _check_file(docs, "ids.md", (
         "# Ids\n\n[a](#block) [b](#inline) [c](#commented) [d](#fenced) [e](#spanned) [f](#later)\n\n"
         '<div id="block">\n<!-- <a id="commented"></a> -->\n</div>\n\nText <span id="inline"></span> and '
-        '`<a id="spanned">`.\n\n<!-- old\n<a name="later"></a>\n-->\n\n```html\n<div id="fenced"></div>\n```\n',
-        encoding="utf-8",
-    )
-    findings, _ = check_docs([docs / "ids.md"])
+        '`<a id="spanned">`.\n\n<!-- old\n<a name="later"></a>\n-->\n\n```html\n<div id="fenced"></div>\n```\n'
+    ))
     assert [f.message for f in findings] == [
         f"link to #{a}: no such heading in this file" for a in ("commented", "fenced", "later", "spanned")
     ]
@@ -153,12 +157,10 @@ def test_an_id_in_a_comment_or_in_code_is_no_anchor(docs: Path) -> None:
 def test_ids_after_a_run_of_unclosed_tags_are_anchors(docs: Path) -> None:
     """An id= is read from the last "<" before it: 50,000 unclosed "<" in one HTML block took 46 s
     when each was scanned to the next ">" (a bench/stress.py case)."""
-    (docs / "lt.md").write_text(
+    findings = _check_file(docs, "lt.md", (
         "# Lt\n\n[a](#deep) [b](#quoted) [c](#nested) [d](#none)\n\n<div " + "<" * 50_000
-        + ' <a id="deep">\n<a title="<" id="quoted"> <p <b name=\'nested\'>\n' + "<" * 50_000 + "\n",
-        encoding="utf-8",
-    )
-    findings, _ = check_docs([docs / "lt.md"])
+        + ' <a id="deep">\n<a title="<" id="quoted"> <p <b name=\'nested\'>\n' + "<" * 50_000 + "\n"
+    ))
     assert [f.message for f in findings if f.rule == "broken-anchor"] == ["link to #none: no such heading in this file"]
 
 
@@ -193,13 +195,11 @@ def test_no_file_to_check_is_an_error(docs: Path, args: list[str], error: str) -
 def test_headings_with_their_own_ids_are_no_duplicates(docs: Path) -> None:
     """`### Parameters {#create-parameters}` and `### Parameters {#update-parameters}`: the ids tell
     the two apart, so no link to one lands on the other; a third without an id repeats the text."""
-    (docs / "api.md").write_text(
+    findings = _check_file(docs, "api.md", (
         "# Api\n\n## Create\n\n### Parameters {#create-parameters}\n\nA.\n\n## Update\n\n"
         "### Parameters {#update-parameters}\n\nB.\n\n### Parameters\n\nC.\n\n### Parameters\n\nD.\n\n"
-        "[c](#create-parameters) [u](#update-parameters) [p](#parameters)\n",
-        encoding="utf-8",
-    )
-    findings, _ = check_docs([docs / "api.md"])
+        "[c](#create-parameters) [u](#update-parameters) [p](#parameters)\n"
+    ))
     assert [(f.line, f.rule, f.message) for f in findings] == [
         (19, "duplicate-heading", "heading 'Parameters' repeats line 15: its anchor is #parameters-1, "
                                   "and links to #parameters go to line 15"),
