@@ -38,7 +38,7 @@ from mdfts.artifact import is_index, source_link
 from mdfts.browse import HIDDEN_TABLES, IndexFacts, database_metadata, read_facts, stored_queries, value_limit
 from mdfts.errors import IndexVersionError, brief
 from mdfts.index import Index
-from mdfts.lookup import has_documents_under, no_hits
+from mdfts.lookup import no_hits, why_no_hits
 from mdfts.records import Hit, SectionLink, SectionPage
 from mdfts.render import LABEL_CHARS, PAGE_CHARS, PREVIEW_CHARS, label, render_section, snippet_html
 
@@ -382,12 +382,12 @@ async def _snippet(body: str | None, q: str | None) -> Markup:
 
 
 async def _nothing_found(datasette: Any, database: str, q: str | None, prefix: str | None) -> str:
-    """Why the stored search found nothing, in the words of `mdfts search`."""
-    if prefix:  # first, as the CLI and MCP check it
-        db = datasette.get_database(database)
-        if not await db.execute_fn(lambda conn: has_documents_under(Index.from_connection(conn, db.path), prefix)):
-            return f"no document's path starts with {prefix!r}"
-    return no_hits(q or "")
+    """Why the stored search found nothing, in the words of `mdfts search` (lookup.why_no_hits)."""
+    if not prefix:
+        return no_hits(q or "")
+    db = datasette.get_database(database)
+    why: str = await db.execute_fn(lambda conn: why_no_hits(Index.from_connection(conn, db.path), q or "", prefix))
+    return why
 
 
 def _outline(datasette: Any, database: str, rows: list[Any]) -> Markup:
