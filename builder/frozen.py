@@ -9,6 +9,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; mypy reads this name as True
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any, TypeVar
 
     _R = TypeVar("_R", bound="FrozenRecord")
@@ -54,11 +55,36 @@ class FrozenRecord:
     def __reduce__(self) -> tuple[type[FrozenRecord], tuple[object, ...]]:
         return self.__class__, tuple([getattr(self, f) for f in self.__slots__])
 
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, JSON-ready: a tuple as a list, a record as its own to_dict()."""
+        return {f: _json_ready(getattr(self, f)) for f in self.__slots__}
+
+    @classmethod
+    def from_dict(cls: type[_R], data: Mapping[str, Any]) -> _R:
+        """The record whose to_dict() is `data` (as JSON gives it back: lists for tuples); a key
+        that names no field is a TypeError."""
+        make: Any = cls
+        made: _R = make(**data)
+        return made
+
     def _replace(self: _R, changes: dict[str, Any]) -> _R:
         """A copy with `changes` (field names; an unknown one is a TypeError, as in __init__)."""
         make: Any = self.__class__
         copy: _R = make(**{f: getattr(self, f) for f in self.__slots__} | changes)
         return copy
+
+
+def _json_ready(value: object) -> object:
+    if isinstance(value, FrozenRecord):
+        return value.to_dict()
+    if isinstance(value, (tuple, list)):
+        return [_json_ready(v) for v in value]
+    return value
+
+
+def as_tuple(value: Any) -> Any:
+    """A list (as JSON gives a tuple field back) as a tuple, so the record stays hashable."""
+    return tuple(value) if type(value) is list else value
 
 
 _REPR_CHARS = 200  # of a text field in repr: a section's body can be megabytes

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 
-from mdfts.frozen import FrozenRecord
+from mdfts.frozen import FrozenRecord, as_tuple
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; mypy reads this name as True
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 # Each record is a FrozenRecord (no dataclasses import on the lookup path): its fields are its
-# __slots__, and __init__ takes them in that order.
+# __slots__, and __init__ takes them in that order. to_dict() is the JSON form the CLI's --json
+# prints, and from_dict() takes it back (JSON's lists for the tuple fields, which __init__ makes
+# tuples again, so a record made from JSON is hashable as the one it came from).
 
 
 class Hit(FrozenRecord):
@@ -45,12 +48,12 @@ class Hit(FrozenRecord):
     exact: bool | None
     explain: dict[str, Any] | None  # left out of == and hash
 
-    def __init__(self, id: int, ref: str, path: str, heading: str, trail: tuple[str, ...], anchor: str,
+    def __init__(self, id: int, ref: str, path: str, heading: str, trail: tuple[str, ...] | list[str], anchor: str,
                  level: int, start_line: int, end_line: int, body: str, score: float | None = None,
                  snippet: str = "", url: str | None = None, rank: int | None = None, index: str | None = None,
                  relation: str | None = None, token: str | None = None, kind: str | None = None,
                  exact: bool | None = None, explain: dict[str, Any] | None = None) -> None:
-        self._fill(id, ref, path, heading, trail, anchor, level, start_line, end_line, body, score, snippet,
+        self._fill(id, ref, path, heading, as_tuple(trail), anchor, level, start_line, end_line, body, score, snippet,
                    url, rank, index, relation, token, kind, exact, explain)
 
     @property
@@ -89,13 +92,26 @@ class Hit(FrozenRecord):
             value = getattr(self, name)
             if value is not None:
                 out[name] = value
-        if self.score is not None:
+        # A search hit's snippet, its score NULL or not (search.sql gives none when every term of
+        # the query is in about every section).
+        if self.score is not None or self.rank is not None or self.snippet:
             out["snippet"] = self.snippet
         out["url"] = self.url
         out["body"] = self.body
         if content_alias:
             out["content"] = self.body
         return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Hit:
+        """The Hit whose to_dict() (or JSON: search --json, MCP, the llm plugin) is `data`; the
+        `content` alias is read as the body. A key that names no field is a TypeError."""
+        fields = dict(data)
+        if "content" in fields:
+            content = fields.pop("content")
+            if fields.setdefault("body", content) != content:
+                raise ValueError("`content` is an alias of `body`, but the two differ")
+        return cls(**fields)
 
 
 class OutlineEntry(FrozenRecord):
@@ -117,10 +133,6 @@ class OutlineEntry(FrozenRecord):
                  end_line: int, chars: int, tokens: int) -> None:
         self._fill(id, ref, path, level, heading, anchor, start_line, end_line, chars, tokens)
 
-    def to_dict(self) -> dict[str, Any]:
-        """Every field, JSON-ready."""
-        return {f: getattr(self, f) for f in self.__slots__}
-
 
 class DocumentEntry(FrozenRecord):
     """One document of an index: what `outline()` lists without a path."""
@@ -135,10 +147,6 @@ class DocumentEntry(FrozenRecord):
     def __init__(self, id: int, path: str, title: str, lines: int, sections: int) -> None:
         self._fill(id, path, title, lines, sections)
 
-    def to_dict(self) -> dict[str, Any]:
-        """Every field, JSON-ready."""
-        return {f: getattr(self, f) for f in self.__slots__}
-
 
 class Outline(FrozenRecord):
     """A document's headings: what `show(path)` and `outline(path)` give for a bare path."""
@@ -148,12 +156,17 @@ class Outline(FrozenRecord):
     title: str
     entries: tuple[OutlineEntry, ...]
 
-    def __init__(self, path: str, title: str, entries: tuple[OutlineEntry, ...]) -> None:
-        self._fill(path, title, entries)
+    def __init__(self, path: str, title: str, entries: tuple[OutlineEntry, ...] | list[OutlineEntry]) -> None:
+        self._fill(path, title, as_tuple(entries))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form `mdfts show PATH --json` prints: path, title and `headings`."""
         return {"path": self.path, "title": self.title, "headings": [e.to_dict() for e in self.entries]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Outline:
+        _only(cls, data, {"path", "title", "headings"})
+        return cls(data["path"], data["title"], tuple(OutlineEntry.from_dict(e) for e in data["headings"]))
 
 
 class SectionLink(FrozenRecord):
@@ -194,10 +207,35 @@ class SectionPage(FrozenRecord):
     more_children: bool      # the section has more children than were listed
     tokens: tuple[TokenEntry, ...]
 
-    def __init__(self, section: Hit, chars: int, ancestors: tuple[SectionLink, ...], parent: SectionLink | None,
-                 previous: SectionLink | None, next: SectionLink | None, children: tuple[SectionLink, ...],
-                 more_children: bool, tokens: tuple[TokenEntry, ...]) -> None:
-        self._fill(section, chars, ancestors, parent, previous, next, children, more_children, tokens)
+    def __init__(self, section: Hit, chars: int, ancestors: tuple[SectionLink, ...] | list[SectionLink],
+                 parent: SectionLink | None, previous: SectionLink | None, next: SectionLink | None,
+                 children: tuple[SectionLink, ...] | list[SectionLink], more_children: bool,
+                 tokens: tuple[TokenEntry, ...] | list[TokenEntry]) -> None:
+        self._fill(section, chars, as_tuple(ancestors), parent, previous, next, as_tuple(children), more_children,
+                   as_tuple(tokens))
+
+    # to_dict(): every field, the section as Hit.to_dict(), links as {id, heading}, tokens as
+    # {token, kind} (FrozenRecord's).
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SectionPage:
+        _only(cls, data, set(cls.__slots__))
+
+        def link(value: Mapping[str, Any] | None) -> SectionLink | None:
+            return None if value is None else SectionLink.from_dict(value)
+
+        return cls(Hit.from_dict(data["section"]), data["chars"],
+                   tuple(SectionLink.from_dict(a) for a in data["ancestors"]), link(data["parent"]),
+                   link(data["previous"]), link(data["next"]),
+                   tuple(SectionLink.from_dict(c) for c in data["children"]), data["more_children"],
+                   tuple(TokenEntry.from_dict(t) for t in data["tokens"]))
+
+
+def _only(cls: type, data: Mapping[str, Any], keys: set[str]) -> None:
+    """A TypeError naming the keys of `data` that are not `keys`, as __init__ gives for a field."""
+    unknown = sorted(set(data) - keys)
+    if unknown:
+        raise TypeError(f"{cls.__name__}.from_dict() got unexpected keys: {', '.join(unknown)}")
 
 
 def make_ref(path: str, anchor: str) -> str:

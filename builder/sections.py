@@ -64,7 +64,7 @@ class Section:
 class Document:
     path: str
     title: str
-    front_matter: dict[str, Any]
+    front_matter: dict[str, Any] = field(hash=False)  # compared, but a dict has no hash
     sha256: str
     size: int
     lines: int

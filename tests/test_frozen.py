@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import json
 import pickle
 
 import pytest
@@ -76,3 +77,59 @@ def test_repr_cuts_long_text() -> None:
         assert len(repr(made)) < 1000
     assert f"body={body[:200]!r}... (3,000,004 characters)" in repr(hit)
     assert f"body={'x' * 200!r}, score=" in repr(_hit(body="x" * 200))  # short text whole
+
+
+def _page() -> SectionPage:
+    return SectionPage(_hit(explain={"x": 1}), 10, (SectionLink(1, "A"),), SectionLink(1, "A"), None,
+                       SectionLink(2, "B"), (SectionLink(3, "C"), SectionLink(4, "D")), True,
+                       (TokenEntry("E1027", "error_code"),))
+
+
+# Each public record of the read API, as lookups make it and as from_dict() must give it back.
+PUBLIC = {
+    "Hit": _hit(),
+    "Hit (explain)": _hit(explain={"score": 1.5, "signals": {}}),
+    "Hit (no score)": _hit(score=None, snippet="the [rollback]"),  # search.sql's NULL score
+    "Hit (neighbour)": _hit(score=None, rank=None, relation="child", url="https://x/a.md#L1-L2"),
+    "Hit (token)": _hit(score=None, rank=None, token="E1027", kind="error_code", exact=False, index="a"),
+    "OutlineEntry": OutlineEntry(1, "a.md#a", "a.md", 1, "A", "a", 1, 2, 3, 1),
+    "DocumentEntry": DocumentEntry(1, "a.md", "A", 3, 1),
+    "Outline": Outline("a.md", "A", (OutlineEntry(1, "a.md#a", "a.md", 1, "A", "a", 1, 2, 3, 1),)),
+    "SectionLink": SectionLink(3, "Rollback"),
+    "TokenEntry": TokenEntry("E1027", "error_code"),
+    "SectionPage": _page(),
+    "SectionPage (top)": SectionPage(_hit(), 4, (), None, None, None, (), False, ()),
+}
+
+
+@pytest.mark.parametrize("record", PUBLIC.values(), ids=PUBLIC.keys())
+def test_every_record_round_trips_through_its_json_form(record: FrozenRecord) -> None:
+    data = record.to_dict()
+    wire = json.loads(json.dumps(data))
+    assert wire == data  # JSON-ready as it is: lists, not tuples; nothing json.dumps changes
+    back = type(record).from_dict(wire)
+    assert back == record and hash(back) == hash(record)
+    assert back.to_dict() == data
+    assert pickle.loads(pickle.dumps(back)) == back
+
+
+def test_a_hit_made_from_json_data_is_hashable() -> None:
+    data = json.loads(json.dumps(_hit().to_dict(content_alias=True)))
+    assert isinstance(data["trail"], list) and data["content"] == data["body"]
+    made = Hit.from_dict(data)  # the `content` alias is read as what it is, the body
+    assert made == _hit() and isinstance(made.trail, tuple) and len({made, _hit()}) == 1
+    assert hash(_hit(trail=["A"])) == hash(_hit())  # a list for a tuple field, as JSON gives one
+    page = SectionPage(_hit(), 4, [SectionLink(1, "A")], None, None, None, [], False, [])
+    assert page == SectionPage(_hit(), 4, (SectionLink(1, "A"),), None, None, None, (), False, ()) and hash(page)
+    with pytest.raises(TypeError, match="nonsense"):
+        Hit.from_dict({**data, "nonsense": 1})
+    with pytest.raises(ValueError, match="content"):
+        Hit.from_dict({**data, "content": "# B\n"})  # an alias that is not the body is a mistake
+
+
+def test_a_document_with_front_matter_is_hashable() -> None:
+    from mdfts.sections import split_sections
+
+    doc = split_sections("a.md", "---\ntitle: A\ntags: [x]\n---\n# A\n\ntext\n")
+    assert doc.front_matter == {"title": "A", "tags": ["x"]}
+    assert hash(doc) == hash(split_sections("a.md", "---\ntitle: A\ntags: [x]\n---\n# A\n\ntext\n"))
