@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 from mdfts.artifact import SCHEMA_VERSION, check_source_url, file_is_index
 from mdfts.discover import DEFAULT_INCLUDE, FileSet, SourceFile, SourceText, discover, no_file_matches, read_source
@@ -109,6 +109,18 @@ class BuildResult:
     skipped: list[str] = field(default_factory=list)
     reused: int = 0  # documents copied from the previous index
     stages: BuildStats = field(default_factory=lambda: BuildStats(dict.fromkeys(STAGES, 0.0), {}))
+    previous: Path | None = None  # the older index asked to reuse (used or not: `reused` says)
+    seconds: float = 0.0  # wall-clock time of the build
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form `mdfts build --json` prints (cpu_seconds: per stage)."""
+        s = self.stats
+        return {
+            "output": str(self.out), "documents": s.documents, "sections": s.sections, "tokens": s.tokens,
+            "bytes": s.bytes, "seconds": round(self.seconds, 3), "files": self.files, "skipped": list(self.skipped),
+            "reused": self.reused, "previous": str(self.previous) if self.previous is not None else None,
+            "cpu_seconds": self.stages.to_dict(),
+        }
 
 
 def build_index(
@@ -151,6 +163,7 @@ def build_index(
 
     The result's `stages` holds the CPU seconds of each stage (`make bench` reports them).
     """
+    started = time.perf_counter()
     if on_error not in ON_ERROR:
         raise MdftsError(f"--on-error must be one of {', '.join(ON_ERROR)}")
     if isinstance(roots, (Path, str, FileSet)):  # a str is also a sequence: of one-letter paths
@@ -201,18 +214,21 @@ def build_index(
         if workers is None:
             workers = 1 if reusable is not None else default_workers(len(files))
         try:
-            return _write(files, out, meta, last_commits, on_error, skipped, warn, progress, reusable, clock,
-                          workers, all_skipped)
+            result = _write(files, out, meta, last_commits, on_error, skipped, warn, progress, reusable, clock,
+                            workers, all_skipped)
         except RowsMismatch as err:  # nothing of that attempt is left: the writer cleaned up
             if warn:
                 warn(f"{previous}: {err}; not reusing it, building everything")
             skipped.clear()
-            return _write(files, out, meta, last_commits, on_error, skipped, warn, progress, None, clock,
-                          default_workers(len(files)), all_skipped)
+            result = _write(files, out, meta, last_commits, on_error, skipped, warn, progress, None, clock,
+                            default_workers(len(files)), all_skipped)
     except sqlite3.Error as err:
         raise MdftsError(f"{out}: cannot write the index: {err}") from None
     except OSError as err:
         raise MdftsError(f"{out}: cannot write the index: {err.strerror or err}") from None
+    result.previous = previous
+    result.seconds = time.perf_counter() - started
+    return result
 
 
 def _check_output(out: Path, roots: Sequence[Path | str], force: bool) -> None:

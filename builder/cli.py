@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -198,7 +197,6 @@ def build(sources: tuple[str, ...], out: Path, include: tuple[str, ...], exclude
     from mdfts.discover import DEFAULT_INCLUDE
     from mdfts.github import GitHubOptions
 
-    started = time.perf_counter()
     bar = None
     show_bar = not quiet and sys.stderr.isatty()
 
@@ -254,14 +252,7 @@ def build(sources: tuple[str, ...], out: Path, include: tuple[str, ...], exclude
         end_line()
         if bar is not None:
             bar.__exit__(None, None, None)
-    s = result.stats
-    summary = {
-        "output": str(out), "documents": s.documents, "sections": s.sections, "tokens": s.tokens,
-        "bytes": s.bytes, "seconds": round(time.perf_counter() - started, 3), "files": result.files,
-        "skipped": list(result.skipped), "reused": result.reused,
-        "previous": str(previous) if previous is not None else None,
-        "cpu_seconds": result.stages.to_dict(),  # per stage: discover, read, parse, split, tokens, write, ...
-    }
+    summary = result.to_dict()
     if as_json:
         click.echo(output.to_json(summary))
     elif not quiet:

@@ -122,6 +122,14 @@ class Context:
     def __str__(self) -> str:
         return self.text
 
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form `mdfts context --json` prints, for a context made with format="json".
+        Another format has no JSON form of its own: its budget counted the xml or markdown text."""
+        if self.format != "json":
+            raise MdftsError(f"to_dict() reads a context made with format='json', not {self.format!r}")
+        data: dict[str, Any] = json.loads(self.text)
+        return data
+
     @property
     def hits(self) -> list[Hit]:
         """The sections in the block, in printed order."""

@@ -3,6 +3,7 @@ submodule shadows one, and the read functions close the connections they open.""
 
 from __future__ import annotations
 
+import json
 import os
 import pkgutil
 import sqlite3
@@ -303,3 +304,39 @@ def test_a_garbled_section_fails_its_query_in_one_line(fixture_db: Path, tmp_pat
     with mdfts.open_index(db) as ix, pytest.raises(mdfts.QueryError) as caught:
         ix.show(REF)
     assert str(caught.value) == f"query 'section' failed (id={body.id}): Could not decode to UTF-8 column 'body'"
+
+
+def test_to_dict_is_what_the_cli_prints_as_json(fixture_db: Path, tmp_path: Path) -> None:
+    # One JSON vocabulary: a record's to_dict() is the object `mdfts ... --json` prints for it.
+    def printed(*args: object) -> Any:
+        done = run_cli([*args, "--json"])
+        assert (done.exit_code, done.stderr) == (0, ""), done.output
+        return json.loads(done.stdout)
+
+    db = fixture_db
+    with mdfts.open_index(db) as ix:
+        hits = ix.search("payments rollback", limit=10)
+        assert printed("search", db, "payments rollback") == [h.to_dict(content_alias=True) for h in hits]
+        assert printed("show", db, REF) == [ix.show(REF).to_dict()]
+        assert printed("show", db, REF, "--neighbors") == [h.to_dict() for h in ix.neighbors(REF)]
+        assert printed("token", db, "PAYMENTS_DB_URL") == [h.to_dict() for h in ix.token("PAYMENTS_DB_URL")]
+        assert printed("show", db, "services/payments.md") == ix.show("services/payments.md").to_dict()
+        assert printed("show", db, "services/") == [d.to_dict() for d in ix.outline("services/")]
+        ctx = ix.context("how do I roll back payments?", max_tokens=800, format="json")
+        assert printed("context", db, "how do I roll back payments?", "--budget", 800) == ctx.to_dict()
+        with pytest.raises(mdfts.MdftsError, match="format='json'"):
+            ix.context("how do I roll back payments?", max_tokens=800).to_dict()
+        page = ix.section_page(ix.show(REF).id)
+        assert page is not None
+        data = page.to_dict()  # no command prints a page: its parts are the ones they print
+        assert data["section"] == ix.show(REF).to_dict()
+        assert data["parent"] == {"id": page.parent.id, "heading": page.parent.heading}  # type: ignore[union-attr]
+        assert data["tokens"] and all(set(t) == {"token", "kind"} for t in data["tokens"])
+    built = printed("build", FIXTURE_DOCS, "-o", tmp_path / "cli.db")
+    result = mdfts.build_index([FIXTURE_DOCS], tmp_path / "api.db")
+    data = result.to_dict()
+    assert list(data) == list(built)
+    assert data["output"] == str(tmp_path / "api.db") and 0 < data["seconds"]
+    for varies in ("output", "seconds", "cpu_seconds"):
+        del data[varies], built[varies]
+    assert data == built
