@@ -514,7 +514,12 @@ def context(db: Path, question: str, budget: int, k: int, fmt: str, as_json: boo
               help="Largest fetch or context result; an agent's larger value is lowered to it.")
 @click.option("--max-results", type=click.IntRange(1), default=20, show_default=True,
               help="Most hits a search or token call returns.")
-def mcp(dbs: tuple[Path, ...], http: bool, port: int, max_tokens: int, max_results: int) -> None:
+@click.option("--workers", type=click.IntRange(1, 64), default=4, show_default=True,
+              help="Calls answered at once (each index opened this many times); the others wait in turn.")
+@click.option("--time-limit-ms", type=click.IntRange(1), default=5000, show_default=True,
+              help="Stop a call's queries after this long; a call that waits as long for a worker is told to retry.")
+def mcp(dbs: tuple[Path, ...], http: bool, port: int, max_tokens: int, max_results: int, workers: int,
+        time_limit_ms: int) -> None:
     """Serve indexes to agents over MCP: tools search, fetch, token, context and outline.
 
     Read-only; each index is named by its file stem; several are searched together (merged by
@@ -531,7 +536,8 @@ def mcp(dbs: tuple[Path, ...], http: bool, port: int, max_tokens: int, max_resul
         raise MdftsError("the MCP server needs the mcp package: pip install 'mdfts[mcp]'") from None
     from mdfts.mcp_server import Caps, serve
 
-    serve(list(dbs), Caps(max_tokens=max_tokens, max_results=max_results), http=http, port=port)
+    caps = Caps(max_tokens=max_tokens, max_results=max_results, workers=workers, time_limit_ms=time_limit_ms)
+    serve(list(dbs), caps, http=http, port=port)
 
 
 @cli.command(name="datasette-metadata")

@@ -7,14 +7,18 @@ text form, operator caps that clamp an agent's larger values, and per-index reso
 # No `from __future__ import annotations`: the SDK reads the tool signatures at run time, and
 # their descriptions name the operator caps of this server.
 
+import contextlib
 import datetime
 import json
 import logging
-from collections.abc import Iterable, Sequence
+import queue
+import time
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import anyio
 from pydantic import AnyUrl, Field, ValidationError
 
 from mdfts.errors import MdftsError, brief
@@ -59,10 +63,14 @@ _count = ByteCounter()
 
 @dataclass(frozen=True, slots=True)
 class Caps:
-    """Operator limits: an agent's larger value is lowered to these, and the result says so."""
+    """Operator limits: an agent's larger value is lowered to the first two, and the result says
+    so; `workers` calls run at once, each stopped at `time_limit_ms` (and one that cannot start
+    within that time is told the server is busy)."""
 
     max_tokens: int = 6000
     max_results: int = 20
+    workers: int = 4
+    time_limit_ms: int = 5000
 
 
 def _names(paths: Sequence[Path]) -> dict[str, Path]:
@@ -97,19 +105,70 @@ def instructions(indexes: dict[str, Index]) -> str:
     )
 
 
+# How often (in SQLite VM instructions) a running statement checks the time limit: a few
+# microseconds apart; no cost to measure beside the noise of a search.
+_CHECK_EVERY = 10_000
+
+
+def _stopped(caps: Caps) -> str:
+    return (f"stopped at the server's time limit ({caps.time_limit_ms} ms); ask for less (a smaller limit, "
+            "a path_prefix, another index) or try again")
+
+
+def _busy(caps: Caps) -> str:
+    calls = "call" if caps.workers == 1 else "calls"
+    return f"the server is busy ({caps.workers} {calls} at a time, none free for {caps.time_limit_ms} ms); try again"
+
+
 class _Server:
-    def __init__(self, indexes: dict[str, Index], caps: Caps) -> None:
-        self.indexes, self.caps = indexes, caps
+    """The indexes, each as `workers` connections: a call borrows one of each index it reads.
+    Threads sharing one connection took turns on it, slower than one after another (four searches
+    of a 28 MB index at once: 4.2-6.0 s; in turn, 1.25 s). All are opened at the start, so that all
+    read the same file even if a rebuild replaces it meanwhile."""
 
-    def pick(self, index: str | None) -> dict[str, Index]:
+    def __init__(self, pools: dict[str, queue.Queue[Index]], caps: Caps) -> None:
+        self.pools, self.caps = pools, caps
+
+    def names(self, index: str | None, missing: type[Exception] = ToolError) -> list[str]:
         if index is None:
-            return self.indexes
-        if index not in self.indexes:
-            raise ToolError(f"no index {_brief(index)!r}; indexes: {', '.join(self.indexes)}")
-        return {index: self.indexes[index]}
+            return list(self.pools)
+        if index not in self.pools:
+            raise missing(f"no index {_brief(index)!r}; indexes: {', '.join(self.pools)}")
+        return [index]
 
-    def one(self, index: str | None, ref: str) -> tuple[str, Index]:
-        chosen = self.pick(index)
+    @contextlib.contextmanager
+    def reading(self, index: str | None, error: type[Exception] = ToolError,
+                missing: type[Exception] | None = None) -> Iterator[dict[str, Index]]:
+        """A connection of each index `index` names (all when None) for one call, whose statements
+        are interrupted at the time limit: a call running past it raises `error` saying so."""
+        deadline = time.monotonic() + self.caps.time_limit_ms / 1000
+        stopped: list[bool] = []
+
+        def past_deadline() -> bool:
+            if time.monotonic() > deadline:
+                stopped.append(True)
+                return True
+            return False
+
+        taken: dict[str, Index] = {}
+        try:
+            for name in self.names(index, missing or error):  # the same order in every call: no deadlock
+                try:
+                    taken[name] = self.pools[name].get(timeout=self.caps.time_limit_ms / 1000)
+                except queue.Empty:  # (the server's slots make this a safeguard only)
+                    raise error(_busy(self.caps)) from None
+                taken[name].conn.set_progress_handler(past_deadline, _CHECK_EVERY)
+            yield taken
+        except Exception:
+            if stopped:  # whatever the interrupted statement became on its way up
+                raise error(_stopped(self.caps)) from None
+            raise
+        finally:
+            for name, ix in taken.items():
+                ix.conn.set_progress_handler(None, 0)
+                self.pools[name].put(ix)
+
+    def one(self, chosen: dict[str, Index], ref: str) -> tuple[str, Index]:
         if len(chosen) == 1:
             return next(iter(chosen.items()))
         found = [(n, ix) for n, ix in chosen.items() if _resolves(ix, ref)]
@@ -248,25 +307,46 @@ def _wrong_arguments(err: ValidationError) -> str:
 
 class _SaysWhy(MCPServer):
     """The SDK answers a crash in a tool or resource with its name alone ("Error executing tool
-    search"): add what went wrong, one line, with no traceback."""
+    search"): add what went wrong, one line, with no traceback. It also runs every call at once
+    (a task each, then a thread each, up to anyio's 40): here `caps.workers` run at a time, in
+    the order they came, and one that cannot start within the time limit is told to try again."""
+
+    caps: Caps
+    slots: anyio.Semaphore
+
+    @contextlib.asynccontextmanager
+    async def _slot(self, busy: Exception) -> AsyncIterator[None]:
+        acquired = False
+        with anyio.move_on_after(self.caps.time_limit_ms / 1000):
+            await self.slots.acquire()  # (cancelled, it takes no slot)
+            acquired = True
+        if not acquired:
+            raise busy
+        try:
+            yield
+        finally:
+            self.slots.release()
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Context[Any, Any] | None = None) -> CallToolResult | InputRequiredResult:
-        try:
-            return await super().call_tool(name, arguments, context)
-        except UnexpectedToolError as crash:
-            raise ToolError(f"{crash}: {_what_broke(crash)}") from crash
-        except ToolError as err:
-            if isinstance(err.__cause__, ValidationError):  # pydantic's: a line per error, a link
-                raise ToolError(f"Error executing tool {name}: {_wrong_arguments(err.__cause__)}") from err.__cause__
-            raise
+        async with self._slot(ToolError(f"Error executing tool {name}: {_busy(self.caps)}")):
+            try:
+                return await super().call_tool(name, arguments, context)
+            except UnexpectedToolError as crash:
+                raise ToolError(f"{crash}: {_what_broke(crash)}") from crash
+            except ToolError as err:
+                if isinstance(err.__cause__, ValidationError):  # pydantic's: a line per error, a link
+                    raise ToolError(f"Error executing tool {name}: {_wrong_arguments(err.__cause__)}") \
+                        from err.__cause__
+                raise
 
     async def read_resource(self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
                             ) -> Iterable[ReadResourceContents] | InputRequiredResult:
-        try:
-            return await super().read_resource(uri, context)
-        except UnexpectedResourceError as crash:
-            raise ResourceError(f"{crash}: {_what_broke(crash)}") from crash
+        async with self._slot(ResourceError(f"Error reading resource {uri}: {_busy(self.caps)}")):
+            try:
+                return await super().read_resource(uri, context)
+            except UnexpectedResourceError as crash:
+                raise ResourceError(f"{crash}: {_what_broke(crash)}") from crash
 
 
 class _UnknownArguments:
@@ -293,21 +373,29 @@ class _UnknownArguments:
 def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
     """An MCPServer over the indexes at `paths` (each named by its file stem); opened read-only."""
     caps = caps or Caps()
+    if caps.workers < 1 or caps.time_limit_ms < 1:
+        raise MdftsError(f"workers and time_limit_ms must be 1 or more, not {caps.workers}, {caps.time_limit_ms}")
     names = _names(list(paths))
-    indexes: dict[str, Index] = {}
+    opened: list[Index] = []
+    pools: dict[str, queue.Queue[Index]] = {}
     try:
         for name, path in names.items():
-            indexes[name] = open_index(path)
+            pools[name] = queue.Queue()
+            for _ in range(caps.workers):
+                opened.append(open_index(path))
+                pools[name].put(opened[-1])
     except MdftsError:
-        for ix in indexes.values():
+        for ix in opened:
             ix.close()
         raise
     from mdfts import __version__
 
+    indexes = {name: pool.queue[0] for name, pool in pools.items()}  # (for what does not change)
     srv = _SaysWhy("mdfts", instructions=instructions(indexes), version=__version__)
+    srv.caps, srv.slots = caps, anyio.Semaphore(caps.workers)
     srv.middleware.append(_UnknownArguments(srv))
-    _OPEN[id(srv)] = indexes
-    s = _Server(indexes, caps)
+    _OPEN[id(srv)] = opened
+    s = _Server(pools, caps)
     index_names = list(indexes)
     IndexName = Annotated[str | None, Field(description="One index: " + ", ".join(index_names)
                                             + ". Omitted: all, merged by rank.")]
@@ -327,17 +415,19 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         """Find the sections that best match a query, best first. Then fetch a ref to read one."""
         clamped: dict[str, Any] = {}
         limit = s.clamp("limit", limit, caps.max_results, clamped)
-        chosen = s.pick(index)
         many = len(indexes) > 1
-        lists = {n: ix.search(query, limit=limit, path_prefix=path_prefix) for n, ix in chosen.items()}
+        with s.reading(index) as chosen:
+            lists = {n: ix.search(query, limit=limit, path_prefix=path_prefix) for n, ix in chosen.items()}
+            nowhere = (not any(lists.values()) and bool(path_prefix)
+                       and not any(has_documents_under(ix, path_prefix or "") for ix in chosen.values()))
         hits = rrf_merge(lists, limit) if len(lists) > 1 else [h.with_(index=n) for n, hs in lists.items() for h in hs]
         hits = [_named(h) for h in hits]
         data: dict[str, Any] = {"query": _brief(query, QUERY_ECHO), "hits": [_hit_json(h, many) for h in hits]}
         if clamped:
             data["clamped"] = clamped
         text = "\n".join(_hit_line(h, many) for h in hits) or no_hits(query, ECHO)
-        if not hits and path_prefix and not any(has_documents_under(ix, path_prefix) for ix in chosen.values()):
-            text = f"no document's path starts with {_brief(path_prefix)!r}; the outline resource lists the paths"
+        if nowhere:
+            text = f"no document's path starts with {_brief(path_prefix or '')!r}; the outline resource lists the paths"
         return _result(text + _clamp_note(clamped), data)
 
     @srv.tool(annotations=READ_ONLY)
@@ -353,18 +443,19 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         clamped: dict[str, Any] = {}
         asked = caps.max_tokens if max_tokens is None else max_tokens
         budget = s.clamp("max_tokens", asked, caps.max_tokens, clamped, MIN_TOKENS)
-        name, ix = s.one(index, ref)
-        shown = _show(ix, ref)
-        if isinstance(shown, Outline):
-            return _outline_result(name, shown, budget, clamped)
-        hits = [shown]
-        if include != "section":
-            wanted = ("parent",) if include == "parent" else ("parent", "previous", "next")
-            picked = {shown.id: shown}
-            for relation, h in relative_hits(ix, shown.id):  # a first subsection's parent is its previous too: once
-                if relation in wanted:
-                    picked.setdefault(h.id, h.with_(relation=relation))
-            hits = sorted(picked.values(), key=lambda h: h.start_line)
+        with s.reading(index) as chosen:
+            name, ix = s.one(chosen, ref)
+            shown = _show(ix, ref)
+            if isinstance(shown, Outline):
+                return _outline_result(name, shown, budget, clamped)
+            hits = [shown]
+            if include != "section":
+                wanted = ("parent",) if include == "parent" else ("parent", "previous", "next")
+                picked = {shown.id: shown}
+                for relation, h in relative_hits(ix, shown.id):  # a first subsection's parent is its previous too
+                    if relation in wanted:
+                        picked.setdefault(h.id, h.with_(relation=relation))
+                hits = sorted(picked.values(), key=lambda h: h.start_line)
         hits = [_named(h) for h in hits]
         shown_ref = _ref(shown.ref, shown.id)
         out: list[str] = []
@@ -401,11 +492,11 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         """The sections holding an exact token (case-exact first): where a setting or code is defined."""
         limit = caps.max_results
         many = len(indexes) > 1
-        chosen = s.pick(index)
-        try:
-            hits = [h.with_(index=n) for n, ix in chosen.items() for h in ix.token(token, kind=kind, limit=limit)]
-        except MdftsError as err:  # an unknown kind: the error names the kinds
-            raise ToolError(_brief(str(err))) from None
+        with s.reading(index) as chosen:
+            try:
+                hits = [h.with_(index=n) for n, ix in chosen.items() for h in ix.token(token, kind=kind, limit=limit)]
+            except MdftsError as err:  # an unknown kind: the error names the kinds
+                raise ToolError(_brief(str(err))) from None
         hits = sorted(hits, key=lambda h: not h.exact)[:limit]  # case-exact first across indexes too
         hits = [_named(h) for h in hits]
         data = {"token": _brief(token, QUERY_ECHO), "hits": [_hit_json(h, many) for h in hits]}
@@ -423,16 +514,17 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         """Prompt-ready sections for a question, best first, within max_tokens; cite its <source> lines."""
         clamped: dict[str, Any] = {}
         budget = s.clamp("max_tokens", max_tokens, caps.max_tokens, clamped, MIN_TOKENS)
-        chosen = s.pick(index)
-        name, ix = next(iter(chosen.items()))
-        if len(chosen) > 1:  # the best index for this question: the one its top fused hit is from
-            merged = rrf_merge({n: i.search(question, limit=5, path_prefix=path_prefix) for n, i in chosen.items()}, 1)
-            if merged and merged[0].index:
-                name, ix = merged[0].index, chosen[merged[0].index]
-        try:
-            ctx = ix.context(question, max_tokens=budget, format="xml", path_prefix=path_prefix)
-        except MdftsError as err:
-            raise ToolError(_brief(str(err))) from None
+        with s.reading(index) as chosen:
+            name, ix = next(iter(chosen.items()))
+            if len(chosen) > 1:  # the best index for this question: the one its top fused hit is from
+                merged = rrf_merge({n: i.search(question, limit=5, path_prefix=path_prefix)
+                                    for n, i in chosen.items()}, 1)
+                if merged and merged[0].index:
+                    name, ix = merged[0].index, chosen[merged[0].index]
+            try:
+                ctx = ix.context(question, max_tokens=budget, format="xml", path_prefix=path_prefix)
+            except MdftsError as err:
+                raise ToolError(_brief(str(err))) from None
         data: dict[str, Any] = {
             "index": name, "budget": ctx.budget, "used": ctx.used, "tokenizer": ctx.tokenizer,
             "sources": [{"n": n, "ref": _ref(b.hit.ref, b.hit.id),
@@ -451,16 +543,17 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         index: IndexName = None,
     ) -> CallToolResult:
         """List documents, or one document's headings with refs, lines and sizes, to plan a fetch."""
-        chosen = s.pick(index)
-        if path and not path.endswith("/"):  # "" as none, as Index.outline reads it
-            name, ix = s.one(index, path)
-            shown = _show(ix, path)
-            if isinstance(shown, Hit):  # a section's ref: the outline of its document
-                shown = _show(ix, shown.path)
-            assert isinstance(shown, Outline)
-            return _outline_result(name, shown, caps.max_tokens)
+        with s.reading(index) as chosen:
+            if path and not path.endswith("/"):  # "" as none, as Index.outline reads it
+                name, ix = s.one(chosen, path)
+                shown = _show(ix, path)
+                if isinstance(shown, Hit):  # a section's ref: the outline of its document
+                    shown = _show(ix, shown.path)
+                assert isinstance(shown, Outline)
+                return _outline_result(name, shown, caps.max_tokens)
+            docs = [(n, d) for n, ix in chosen.items() for d in ix.outline(None)
+                    if not path or d.path.startswith(path)]
         many = len(chosen) > 1
-        docs = [(n, d) for n, ix in chosen.items() for d in ix.outline(None) if not path or d.path.startswith(path)]
         lines = _within(caps.max_tokens, [f"{n + ':' if many else ''}{d.path} — {_name(d.title)} "
                                           f"({count_noun(d.sections, 'section')}, {count_noun(d.lines, 'line')})"
                                           for n, d in docs])
@@ -470,46 +563,46 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
             lines.append(f"[… {len(docs) - len(lines):,} more documents; give a folder/ path for fewer]")
         return _result("\n".join(lines) or "no documents", data)
 
-    for name, ix in indexes.items():
-        _add_manifest(srv, name, ix)
+    for name in indexes:
+        _add_manifest(srv, s, name)
 
-    def reading(index: str) -> Index:
-        if index not in indexes:
-            raise ResourceNotFoundError(f"no index {index!r}; indexes: {', '.join(indexes)}")
-        return indexes[index]
+    def reading(index: str) -> contextlib.AbstractContextManager[dict[str, Index]]:
+        return s.reading(index, ResourceError, ResourceNotFoundError)
 
     @srv.resource("mdfts://{index}/section/{id}", mime_type="text/markdown")
     def section_resource(index: str, id: str) -> str:
         """One section's markdown by id."""
-        ix = reading(index)
-        if not (id.isascii() and id.isdecimal()):  # as parse_ref reads an id: "١٢" is none
-            raise ResourceNotFoundError(f"not a section id: {id!r}")
-        shown = _show(ix, id, ResourceNotFoundError)
+        with reading(index) as chosen:
+            if not (id.isascii() and id.isdecimal()):  # as parse_ref reads an id: "١٢" is none
+                raise ResourceNotFoundError(f"not a section id: {id!r}")
+            shown = _show(chosen[index], id, ResourceNotFoundError)
         assert isinstance(shown, Hit)  # an id names a section
         return shown.body
 
     @srv.resource("mdfts://{index}/doc/{+path}", mime_type="text/markdown")
     def doc_resource(index: str, path: str) -> str:
         """A whole document's markdown, section by section."""
-        ix = reading(index)
-        shown = _show(ix, path, ResourceNotFoundError)
-        if not isinstance(shown, Outline):
-            raise ResourceNotFoundError(f"{path}: not a document path")
-        parts = []
-        for e in shown.entries:
-            hit = ix.show(str(e.id))
-            if isinstance(hit, Hit):
-                parts.append(hit.body.rstrip("\n"))
+        with reading(index) as chosen:
+            ix = chosen[index]
+            shown = _show(ix, path, ResourceNotFoundError)
+            if not isinstance(shown, Outline):
+                raise ResourceNotFoundError(f"{path}: not a document path")
+            parts = []
+            for e in shown.entries:
+                hit = ix.show(str(e.id))
+                if isinstance(hit, Hit):
+                    parts.append(hit.body.rstrip("\n"))
         return "\n\n".join(parts) + "\n"
 
     return srv
 
 
-def _add_manifest(srv: MCPServer, name: str, ix: Index) -> None:
+def _add_manifest(srv: MCPServer, s: _Server, name: str) -> None:
     @srv.resource(f"mdfts://{name}/manifest", name=f"{name} manifest", mime_type="application/json")
     def manifest() -> str:
         """Schema, artifact version, commit, built_at and counts of the index."""
-        info = ix.info()
+        with s.reading(name, ResourceError) as chosen:
+            info = chosen[name].info()
         m = info["meta"]
         return json.dumps({
             "index": name, "schema_version": info["schema_version"],
@@ -550,12 +643,12 @@ def _outline_result(name: str, shown: Outline, budget: int, clamped: dict[str, A
     return _result("\n".join(lines) + _clamp_note(clamped or {}), data)
 
 
-_OPEN: dict[int, dict[str, Index]] = {}  # server → the indexes it opened, for close_server
+_OPEN: dict[int, list[Index]] = {}  # server → the connections it opened, for close_server
 
 
 def close_server(srv: MCPServer) -> None:
     """Close the indexes a server opened."""
-    for ix in _OPEN.pop(id(srv), {}).values():
+    for ix in _OPEN.pop(id(srv), []):
         ix.close()
 
 

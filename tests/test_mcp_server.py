@@ -4,6 +4,7 @@ rank, clamped caps, unknown arguments, resources; one stdio subprocess and one H
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -381,6 +382,103 @@ async def test_a_broken_index_under_a_running_server_is_named(tmp_path: Path, tw
             assert str(raised.value) == f"Error reading resource mdfts://ops/manifest: {broken}"
     finally:
         close_server(srv)
+
+
+async def test_concurrent_calls_each_read_their_own_connection_at_most_workers_at_once(
+        two_dbs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    # Threads sharing one connection took turns on it, and worse than in turn: four searches of a
+    # 28 MB index at once took 4.2-6.0 s, one after another 1.25 s. Each call now borrows a
+    # connection of its own, and no more calls run at once than the server has workers.
+    running, most, conns = 0, 0, set()
+    lock = threading.Lock()
+    real = mdfts.Index.search
+
+    def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+            conns.add(id(self.conn))
+        try:
+            time.sleep(0.2)  # long enough for the other calls to arrive meanwhile
+            return real(self, *args, **kwargs)
+        finally:
+            with lock:
+                running -= 1
+
+    monkeypatch.setattr(mdfts.Index, "search", spy)
+    srv = build_server([two_dbs[0]], Caps(workers=3))
+    try:
+        async with Client(srv, raise_exceptions=True) as c:
+            results = await asyncio.gather(*(_call(c, "search", query="payments rollback") for _ in range(8)))
+    finally:
+        close_server(srv)
+    assert all(not err and data["hits"] for _, data, err in results)
+    assert (most, len(conns)) == (3, 3)
+
+
+async def test_a_call_that_cannot_start_within_the_time_limit_is_told_the_server_is_busy(
+        two_dbs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    # However many calls wait, none waits forever behind one that does not end.
+    release = threading.Event()
+    real = mdfts.Index.search
+
+    def stuck(self: Any, *args: Any, **kwargs: Any) -> Any:
+        release.wait(30)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(mdfts.Index, "search", stuck)
+    srv = build_server([two_dbs[0]], Caps(workers=1, time_limit_ms=300))
+    try:
+        async with Client(srv, raise_exceptions=True) as c:
+            first = asyncio.create_task(_call(c, "search", query="payments"))
+            await asyncio.sleep(0.1)
+            text, _, err = await _call(c, "token", token="PAYMENTS_DB_URL")
+            with pytest.raises(MCPError, match="the server is busy"):
+                await c.read_resource("mdfts://ops/manifest")
+            release.set()
+            await first  # (past the time limit by now, whatever it answers)
+            _, again, again_err = await _call(c, "token", token="PAYMENTS_DB_URL")  # a slot is free again
+    finally:
+        release.set()
+        close_server(srv)
+    assert err and text == ("Error executing tool token: the server is busy (1 call at a time, none free "
+                            "for 300 ms); try again")
+    assert not again_err and again["hits"]
+
+
+def test_workers_and_time_limit_are_one_or_more(two_dbs: tuple[Path, Path]) -> None:
+    for caps in (Caps(workers=0), Caps(time_limit_ms=0)):
+        with pytest.raises(MdftsError, match="workers and time_limit_ms must be 1 or more"):
+            build_server([two_dbs[0]], caps)
+
+
+async def test_a_call_that_runs_past_the_time_limit_is_stopped_and_says_so(
+        two_dbs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    # A statement that runs for minutes (here a counting one, in place of a search of some
+    # pathological index) is interrupted at the time limit; its connection serves the next call.
+    real = mdfts.Index.search
+    slow = "with recursive n(x) as (select 1 union all select x + 1 from n limit 100000000) select count(*) from n"
+
+    def runaway(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("limit") == 7:
+            self.conn.execute(slow).fetchone()
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(mdfts.Index, "search", runaway)
+    srv = build_server([two_dbs[0]], Caps(workers=1, time_limit_ms=200))
+    try:
+        async with Client(srv, raise_exceptions=True) as c:
+            started = time.monotonic()
+            text, _, err = await _call(c, "search", query="payments", limit=7)
+            took = time.monotonic() - started
+            _, data, next_err = await _call(c, "search", query="payments")
+    finally:
+        close_server(srv)
+    assert err and text == ("Error executing tool search: stopped at the server's time limit (200 ms); "
+                            "ask for less (a smaller limit, a path_prefix, another index) or try again")
+    assert took < 20  # (it ran the whole count: a minute and more)
+    assert not next_err and data["hits"]
 
 
 async def test_context_keeps_the_clamped_budget(client: Client) -> None:
