@@ -266,10 +266,28 @@ def _result(text: str, data: dict[str, Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
 
-def _lines_within(h: Hit, line_numbers: bool, budget: int, used: int) -> tuple[list[str], int, bool, int]:
+@dataclass(frozen=True, slots=True)
+class _Lines:
+    """What of a section's body a fetch shows: its first lines, the characters of the body they
+    take, whether that is all of it, the tokens used with them, and a line cut to fit, if any,
+    as (line number, characters shown, characters)."""
+
+    lines: list[str]
+    chars: int
+    whole: bool
+    used: int
+    cut: tuple[int, int, int] | None = None
+
+
+CUT = "…"  # ends a line cut to fit
+
+
+def _lines_within(h: Hit, line_numbers: bool, budget: int, used: int, longest: int) -> _Lines:
     """The body's first whole lines (numbered from its start line) while `used` tokens plus them
-    fit `budget`; the characters of the body they take, whether every line fit, and `used` with
-    them. Read a line at a time: a 20 MB section was split and numbered whole for 24 KB of answer."""
+    fit `budget`. A line that does not fit, and could not in any fetch of this budget (it is more
+    than `longest` tokens, what is left after the section's header line), is cut to the room left:
+    whole lines only never showed a 1 MB line at all. Read a line at a time: a 20 MB section was
+    split and numbered whole for 24 KB of answer."""
     body = h.body
     end = len(body)
     while end and body[end - 1] == "\n":
@@ -279,13 +297,30 @@ def _lines_within(h: Hit, line_numbers: bool, budget: int, used: int) -> tuple[l
     while start <= end:
         stop = body.find("\n", start, end)
         stop = end if stop < 0 else stop
-        line = f"{h.start_line + len(kept)}: {body[start:stop]}" if line_numbers else body[start:stop]
-        if used + _count(line + "\n") > budget:
-            return kept, start, False, used
-        used += _count(line + "\n")
+        number = f"{h.start_line + len(kept)}: " if line_numbers else ""
+        line = number + body[start:stop]
+        cost = _count(line + "\n")
+        if used + cost > budget:
+            if cost > longest:
+                shown = _prefix_within(body, start, stop, (budget - used) * 4 - len((number + CUT + "\n").encode()))
+                if shown:
+                    kept.append(number + body[start:start + shown] + CUT)
+                    used += _count(kept[-1] + "\n")
+                    return _Lines(kept, start + shown, False, used, (h.start_line + len(kept) - 1, shown, stop - start))
+            return _Lines(kept, start, False, used)
+        used += cost
         kept.append(line)
         start = stop + 1
-    return kept, len(body), True, used
+    return _Lines(kept, len(body), True, used)
+
+
+def _prefix_within(text: str, start: int, stop: int, room: int) -> int:
+    """How many characters of text[start:stop] fit in `room` bytes of UTF-8 (none below 1 byte);
+    only as much of the text is encoded as can fit."""
+    if room < 1:
+        return 0
+    head = text[start:min(stop, start + room)].encode("utf-8")[:room]
+    return len(head.decode("utf-8", errors="ignore"))
 
 
 def _what_broke(crash: Exception) -> str:
@@ -461,25 +496,31 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         out: list[str] = []
         sections: list[dict[str, Any]] = []
         truncated, next_line, used = False, None, 0
+        cut: tuple[int, int, int] | None = None
         for h in hits:
             rel = "self" if h.id == shown.id else h.relation
             head = f"## [{h.id}] {h.lines} {h.title}" + ("" if rel == "self" else f" ({rel} of {shown_ref})")
             used += _count(head + "\n")
-            lines, chars, whole, used = _lines_within(h, line_numbers, budget, used)  # 4 bytes a token
-            if not whole:
-                truncated, next_line = True, h.start_line + len(lines)
-            out.append("\n".join([head, *lines]))
-            body = h.body if whole else h.body[:chars] or "\n"  # (as "\n".join of no lines, + "\n")
+            got = _lines_within(h, line_numbers, budget, used, budget - _count(head + "\n"))  # 4 bytes a token
+            used = got.used
+            if not got.whole:
+                truncated, next_line, cut = True, h.start_line + len(got.lines) - bool(got.cut), got.cut
+            out.append("\n".join([head, *got.lines]))
+            body = h.body if got.whole else h.body[:got.chars] or "\n"  # (as "\n".join of no lines, + "\n")
             sections.append({**h.with_(index=name).to_dict(), "title": h.title, "relation": rel, "body": body})
             if truncated:
                 break
         data: dict[str, Any] = {"ref": _brief(ref), "index": name, "sections": sections, "truncated": truncated}
         if truncated:
             data["next_line"] = next_line
+        if cut:
+            data["cut_line"] = {"line": cut[0], "shown": cut[1], "chars": cut[2]}
         if clamped:
             data["clamped"] = clamped
         text = "\n\n".join(out)
-        if truncated:
+        if cut:
+            text += f"\n[… line {cut[0]} cut after {cut[1]:,} of {cut[2]:,} characters for max_tokens {budget}]"
+        elif truncated:
             text += f"\n[… truncated at line {next_line} for max_tokens {budget}]"
         return _result(text + _clamp_note(clamped), data)
 

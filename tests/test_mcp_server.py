@@ -250,6 +250,35 @@ async def test_fetch_reads_a_long_section_only_as_far_as_it_answers(tmp_path: Pa
     assert peak < 2 * len(body)  # the section as read (it was 7 times that)
 
 
+async def test_fetch_cuts_a_line_longer_than_max_tokens_and_says_so(tmp_path: Path) -> None:
+    # Whole lines only: a line no fetch of this budget could hold (a 1 MB line) was never shown,
+    # and the answer was the section's heading and blank lines.
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    long_line = "word " * 200_000
+    body = f"# One line\n\nintro\n\n{long_line}\n\nafter\n"
+    (docs / "oneline.md").write_text(body)
+    build_index([docs], tmp_path / "one.db")
+    srv = build_server([tmp_path / "one.db"], Caps(max_tokens=1000))
+    try:
+        async with Client(srv, raise_exceptions=True) as c:
+            text, data, err = await _call(c, "fetch", ref="oneline.md#one-line")
+            plain, plain_data, _ = await _call(c, "fetch", ref="oneline.md:5", line_numbers=False)
+    finally:
+        close_server(srv)
+    lines = text.splitlines()
+    shown = data["cut_line"]["shown"]
+    assert not err and lines[1:5] == ["1: # One line", "2: ", "3: intro", "4: "]
+    assert lines[5] == "5: " + long_line[:shown] + "…" and 3_000 < shown < 4_000
+    assert lines[6:] == [f"[… line 5 cut after {shown:,} of 1,000,000 characters for max_tokens 1000]"]
+    assert (len("\n".join(lines[:6]).encode()) + 3) // 4 <= 1000  # the cut line within the budget
+    assert data["truncated"] is True and data["next_line"] == 5
+    assert data["cut_line"] == {"line": 5, "shown": shown, "chars": 1_000_000}
+    assert data["sections"][0]["body"] == body[:len("# One line\n\nintro\n\n") + shown]
+    assert plain.splitlines()[5] == long_line[:plain_data["cut_line"]["shown"]] + "…"
+    assert plain_data["cut_line"]["shown"] > shown  # no line numbers: more room for the text
+
+
 async def test_fetch_is_cut_to_max_tokens_and_says_where(client: Client) -> None:
     text, data, _ = await _call(client, "fetch", ref=ROLLBACK, max_tokens=100)
     assert data["truncated"] is True and 83 < data["next_line"] <= 103
