@@ -354,6 +354,31 @@ def test_any_url_of_a_section_row_is_a_page_not_a_server_error(site: InProcessDa
         assert heading.group(1) in page
 
 
+@pytest.mark.parametrize("table", ["documents", "token_rows", "sections"])
+def test_a_damaged_index_shows_the_plugins_error_page(
+        tmp_path: Path, index_db: Path, datasette_client: Callable[..., InProcessDatasette], table: str) -> None:
+    # A page of the file garbled (a bad copy, a disk error) where the section page reads: the
+    # stored section query (documents), Datasette's count of the rows that link to the section
+    # (token_rows), Datasette's own read of the row (sections). Each was a bare 500, "Error 500"
+    # over sqlite3's "database disk image is malformed".
+    db = tmp_path / f"{DB_NAME}.db"
+    shutil.copy(index_db, db)
+    with sqlite3.connect(db) as conn:
+        page = conn.execute("select rootpage from sqlite_master where name = ?", (table,)).fetchone()[0]
+        size = conn.execute("pragma page_size").fetchone()[0]
+    conn.close()
+    (row,) = datasette_client(index_db).get_json(f"/{DB_NAME}/sections.json?heading=Rollback+procedure&_shape=array")
+    with db.open("r+b") as f:
+        f.seek((page - 1) * size)
+        f.write(b"\xff" * size)
+    status, body = datasette_client(db).get(f"/{DB_NAME}/sections/{row['id']}")
+    said = re.search(r'<p class="mdfts-error">(.*?)</p>', body, re.S)
+    assert (status, said and said.group(1)) == (500, f"{DB_NAME}.db: damaged or truncated index file (database "
+                                                     "disk image is malformed); build or copy it again")
+    assert "<h1>This index cannot be read</h1>" in body and 'action="/ops-docs/search"' in body
+    assert str(tmp_path) not in body  # the server's folders are none of a visitor's business
+
+
 def test_tokens_page_labels_each_section_by_its_heading(site: InProcessDatasette) -> None:
     # tokens is a view (schema 4): no foreign key for Datasette to label, so the plugin does.
     _, page = site.get(f"/{DB_NAME}/tokens?norm=e2001")

@@ -19,6 +19,7 @@ import sqlite3
 import sys
 import urllib.parse
 from collections.abc import Awaitable, Callable
+from pathlib import PurePath
 from typing import Any
 from weakref import WeakKeyDictionary
 
@@ -34,7 +35,7 @@ from datasette.utils.asgi import Base400, Response
 from datasette.views.base import DatasetteError
 from markupsafe import Markup, escape
 
-from mdfts.artifact import is_index, source_link
+from mdfts.artifact import is_index, read_error, source_link, sqlite_reason
 from mdfts.browse import HIDDEN_TABLES, IndexFacts, database_metadata, read_facts, stored_queries, value_limit
 from mdfts.errors import IndexVersionError, brief
 from mdfts.index import Index
@@ -169,14 +170,15 @@ _UNCHECKED_PARAMS = ("_sort", "_sort_desc", "_next", "_through")
 @hookimpl
 def handle_exception(datasette: Any, request: Any, exception: Exception) -> Any:
     # On an index's pages, a visitor's error (a 4xx) is a page of the index: what went wrong,
-    # then its search and the way back. Server errors stay Datasette's.
+    # then its search and the way back; so is a damaged index file (a 500). Other server errors
+    # stay Datasette's.
     if request is None:
         return None
     parts = request.path.strip("/").split("/")
     database = tilde_decode(parts[0].split(".")[0])  # (/db.json, /db/table.json)
     if _facts(datasette, database) is None:
         return None
-    error = _visitor_error(request, parts, exception)
+    error = _visitor_error(request, parts, exception) or _unreadable(datasette, database, exception)
     if error is None:
         return None
     if request.path.endswith(".json"):
@@ -197,6 +199,22 @@ def _visitor_error(request: Any, parts: list[str], exception: Exception) -> Exce
         return None
     message = exception.message if isinstance(exception, DatasetteError) else str(exception)
     error: Exception = DatasetteError(f"Invalid {given[0]}: {message}", title="Invalid parameter", status=400)
+    return error
+
+
+def _unreadable(datasette: Any, database: str, exception: BaseException) -> Exception | None:
+    """The error for an index SQLite cannot read (a garbled page, a truncated copy), found by
+    Datasette's own reads or the plugin's (a QueryError, whose context is SQLite's error): the
+    message every mdfts command gives, naming the file but not the server's folders."""
+    cause = exception if isinstance(exception, sqlite3.Error) else exception.__context__
+    if not isinstance(cause, sqlite3.DatabaseError):
+        return None
+    reason = sqlite_reason(cause)
+    if type(cause) is not sqlite3.DatabaseError and not reason.startswith("Could not decode"):
+        return None  # (interrupted, a bad parameter: Datasette's own answers)
+    name = PurePath(datasette.get_database(database).path or database).name
+    error: Exception = DatasetteError(str(read_error(name, cause, "not an mdfts index")),
+                                      title="This index cannot be read", status=500)
     return error
 
 
