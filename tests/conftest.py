@@ -150,6 +150,11 @@ class InProcessDatasette:
         response = self._loop.run_until_complete(self.datasette.client.get(path))
         return response.status_code, response.text
 
+    def location(self, path: str) -> tuple[int, str | None]:
+        """(status, Location header) of a GET of `path`: where a redirect goes."""
+        response = self._loop.run_until_complete(self.datasette.client.get(path))
+        return response.status_code, response.headers.get("location")
+
     def get_json(self, path: str) -> Any:
         status, body = self.get(path)
         assert status == 200, body[:500]

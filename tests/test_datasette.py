@@ -416,17 +416,25 @@ def test_relative_links_in_a_section_open_on_these_pages(
     (row,) = site.get_json("/links/sections.json?heading=Cool+down&_shape=array")
     status, page = site.get(f"/links/sections/{row['id']}")
     assert status == 200
-    hrefs = dict((text, href) for href, text in re.findall(r'<a href="([^"]*)">([^<]*)</a>', page))
-    assert hrefs["the SOP"] == "/links/section?path=sops%2Fhotfix.md&amp;anchor=when-to-hotfix"
+    hrefs = dict((text, href.replace("&amp;", "&")) for href, text in re.findall(r'<a href="([^"]*)">([^<]*)</a>', page))
+    assert hrefs["the SOP"] == "/links/-/mdfts-section?path=sops%2Fhotfix.md&anchor=when-to-hotfix"
     assert hrefs["its outline"] == "/links/outline?path=sops%2Fhotfix.md"
     assert hrefs["the script"] == "https://example.com/ops/blob/HEAD/runbooks/scripts/cool.sh#L1-L1"
-    assert hrefs["above"] == "/links/section?path=runbooks%2Fkiln.md&amp;anchor=kiln"
+    assert hrefs["above"] == "/links/-/mdfts-section?path=runbooks%2Fkiln.md&anchor=kiln"
     assert hrefs["the maker"] == "https://example.com/kilns"
     assert "<span>a site page</span>" in page and "<span>outside</span>" in page
-    status, target = site.get(hrefs["the SOP"].replace("&amp;", "&"))
-    assert status == 200 and "Only when the kiln cracks." in target
+    # A heading's link opens that section's page (it opened the `section` query's list of cards).
+    ids = {r["heading"]: r["id"] for r in site.get_json("/links/sections.json?_shape=array&_col=heading")}
+    assert site.location(hrefs["the SOP"]) == (302, f"/links/sections/{ids['When to hotfix']}")
+    assert site.location(hrefs["above"]) == (302, f"/links/sections/{ids['Kiln']}")
+    status, target = site.get(f"/links/sections/{ids['When to hotfix']}")
+    assert status == 200 and '<article class="mdfts-section">' in target and "Only when the kiln cracks." in target
     status, outline = site.get(hrefs["its outline"])
     assert status == 200 and "When to hotfix" in outline
+    # An anchor the document does not have: the plugin's page, naming the nearest anchors.
+    status, missing = site.get("/links/-/mdfts-section?path=sops%2Fhotfix.md&anchor=when-to-hotfx")
+    assert status == 404 and "<h1>Section not found</h1>" in missing
+    assert "nearest anchors in sops/hotfix.md: #when-to-hotfix" in missing and 'action="/links/search"' in missing
 
 
 @contextmanager
@@ -457,9 +465,9 @@ def test_a_link_to_a_heading_with_accents_opens_that_section(tmp_path: Path) -> 
     """markdown-it percent-encodes a link's target; the anchor went on encoded, so the section
     query looked for caf%c3%a9-cr%c3%a8me and found nothing."""
     with _served_links(tmp_path, "See [the crème](../sops/hotfix.md#café-crème).") as (base, hrefs):
-        assert hrefs["the crème"] == "/links/section?path=sops%2Fhotfix.md&anchor=caf%C3%A9-cr%C3%A8me"
-        status, target = get(base + hrefs["the crème"])
-        assert status == 200 and "While it cools." in target
+        assert hrefs["the crème"] == "/links/-/mdfts-section?path=sops%2Fhotfix.md&anchor=caf%C3%A9-cr%C3%A8me"
+        status, target = get(base + hrefs["the crème"])  # (urllib follows the redirect)
+        assert status == 200 and '<article class="mdfts-section">' in target and "While it cools." in target
 
 
 def test_a_link_whose_target_decodes_to_an_absolute_path_is_text(tmp_path: Path) -> None:

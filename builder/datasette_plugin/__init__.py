@@ -31,7 +31,7 @@ from datasette.utils import (
     tilde_decode,
     urlsafe_components,
 )
-from datasette.utils.asgi import Base400, Response
+from datasette.utils.asgi import Base400, NotFound, Response
 from datasette.views.base import DatasetteError
 from markupsafe import Markup, escape
 
@@ -40,7 +40,8 @@ from mdfts.browse import HIDDEN_TABLES, IndexFacts, database_metadata, read_fact
 from mdfts.errors import IndexVersionError, brief
 from mdfts.index import Index
 from mdfts.lookup import no_hits, why_no_hits
-from mdfts.records import Hit, SectionLink, SectionPage
+from mdfts.records import Hit, Outline, SectionLink, SectionPage
+from mdfts.refs import RefError
 from mdfts.render import LABEL_CHARS, PAGE_CHARS, PREVIEW_CHARS, label, render_section, snippet_html
 
 # Datasette instance → {database name: facts}; filled by startup(), read by the other hooks.
@@ -238,7 +239,34 @@ async def _error_page(datasette: Any, request: Any, database: str, parts: list[s
 
 @hookimpl
 def register_routes() -> list[tuple[str, Any]]:
-    return [(r"^/-/mdfts\.css$", _css)]
+    # (Before Datasette's own routes, which would read /docs/-/mdfts-section as a row of a table "-".)
+    return [(r"^/-/mdfts\.css$", _css), (r"^/(?P<database>[^/.]+)/-/mdfts-section$", _section_link)]
+
+
+async def _section_link(datasette: Any, request: Any) -> Response:
+    """/docs/-/mdfts-section?path=P&anchor=A: a redirect to the page of the section P#A names (as
+    `mdfts show` reads the reference: any case, encoded or not), where a heading's link in a
+    section goes; a miss is the plugin's 404 page naming the nearest anchors."""
+    database = tilde_decode(request.url_vars["database"])
+    facts = _facts(datasette, database)
+    if facts is None:
+        raise NotFound("Database not found")
+    await datasette.ensure_permissions(request.actor, [("view-table", (database, "sections")),
+                                                       ("view-database", database), "view-instance"])
+    ref = f"{request.args.get('path') or ''}#{request.args.get('anchor') or ''}"
+    db = datasette.get_database(database)
+
+    def find(conn: sqlite3.Connection) -> Hit | Outline:
+        with sqlite_timelimit(conn, datasette.setting("sql_time_limit_ms")):
+            return Index.from_connection(conn, db.path).show(ref)
+
+    try:
+        shown = await db.execute_fn(find)
+    except RefError as err:
+        raise DatasetteError(str(err), title="Section not found", status=404) from None
+    if not isinstance(shown, Hit):  # (a reference with "#" names a section)
+        raise NotFound(f"no section {ref!r}")
+    return Response.redirect(datasette.urls.row(database, "sections", str(shown.id)))
 
 
 async def _css() -> Response:
@@ -304,7 +332,7 @@ def _no_links(href: str) -> str | None:
 def _doc_links(datasette: Any, database: str, facts: IndexFacts, doc_path: str) -> Callable[[str], str | None]:
     """Where a link in `doc_path` goes on these pages. The docs link relative to the file, and
     the page is /db/sections/ID, so a relative target is resolved against the file's folder:
-    a markdown file opens as the stored `section` query (with its anchor) or `outline` (without);
+    a markdown file opens as its section's page (with an anchor) or the `outline` query (without);
     another file, its source lines when the index has a source URL; a target outside the docs,
     or a site path (/manual/x.html, on a site these pages do not know), is no link. Absolute
     URLs stay as they are."""
@@ -322,8 +350,8 @@ def _doc_links(datasette: Any, database: str, facts: IndexFacts, doc_path: str) 
         if path == "." or path.startswith(("../", "/")) or path == "..":  # (/ as %2F is decoded only above)
             return None
         if path.lower().endswith(_MARKDOWN):
-            if anchor:
-                return f"{base}/section?" + urllib.parse.urlencode({"path": path, "anchor": anchor.lower()})
+            if anchor:  # the section's page, by way of a redirect (its id is not known here)
+                return f"{base}/-/mdfts-section?" + urllib.parse.urlencode({"path": path, "anchor": anchor})
             return f"{base}/outline?" + urllib.parse.urlencode({"path": path})
         return source_link(facts.meta, {"path": path, "start_line": 1, "end_line": 1, "anchor": ""})
 
