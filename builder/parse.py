@@ -136,18 +136,31 @@ def _html_renderer(tables: bool = True) -> MarkdownIt:
 
 
 def render_html(text: str, tables: bool = True, rewrite_link: Callable[[str], str | None] | None = None,
-                max_chars: int | None = None) -> str | None:
+                max_chars: int | None = None, title: bool | None = None) -> str | None:
     """Markdown → inert HTML (CommonMark, plus tables unless `tables` is False): raw HTML escaped,
     links only to http(s), mailto and relative targets; `rewrite_link` maps each link's target
     (as markdown-it percent-encodes it) to the one to use, or None to drop the link and keep its
-    text. None, without drawing it, when the HTML would be longer than `max_chars`."""
+    text. None, without drawing it, when the HTML would be longer than `max_chars`. `title` True:
+    a heading that starts the text is the one <h1> (a page's title), any other h1 an h2; False:
+    no h1 (a part of a page under its own h1); None: headings as written."""
     md = _html_renderer(tables)
     env = {"rewrite_link": rewrite_link}
     tokens = md.parse(text, env)
     if max_chars is not None and _drawn_chars(tokens) > max_chars:
         return None
+    if title is not None:
+        _retitle(tokens, title)
     html_out: str = md.renderer.render(tokens, md.options, env)
     return html_out
+
+
+def _retitle(tokens: list[Token], title: bool) -> None:
+    """With `title`, the heading that starts the text (a section's own) as h1; any other h1 (one
+    quoted in the body, `> # x`; every one without `title`) as h2: one h1 a page at most."""
+    own = 3 if title and tokens and tokens[0].type == "heading_open" else 0  # heading_open, inline, heading_close
+    for n, token in enumerate(tokens):
+        if token.type in ("heading_open", "heading_close"):
+            token.tag = "h1" if n < own else "h2" if token.tag == "h1" else token.tag
 
 
 def _drawn_chars(tokens: list[Token]) -> int:

@@ -63,14 +63,17 @@ def _cut(text: str, limit: int) -> str:
     return text[: end if end > limit // 2 else limit]
 
 
-def render_section(body: str, limit: int = PAGE_CHARS, rewrite_link: Callable[[str], str | None] | None = None) -> str:
+def render_section(body: str, limit: int = PAGE_CHARS, rewrite_link: Callable[[str], str | None] | None = None,
+                   title: bool = False) -> str:
     """Safe HTML of a section's markdown, at most `limit` characters of it; a note says what was
     left out. Raw HTML is escaped, links other than http(s)/mailto/relative are dropped, and
-    `rewrite_link` (see render_html) places the relative ones."""
+    `rewrite_link` (see render_html) places the relative ones. With `title` (a section's own
+    page) its heading is the one <h1>; without it there is none (a card, a table cell: the page
+    has its own)."""
     text = _cut(body, limit)
     tables = table_cells(text) <= MAX_TABLE_CELLS
     most = MAX_GROWTH * max(len(text), 1024)
-    out = render_html(text, tables=tables, rewrite_link=rewrite_link, max_chars=most)
+    out = render_html(text, tables=tables, rewrite_link=rewrite_link, max_chars=most, title=title)
     if out is None or len(out) > most:
         out = f"<pre>{escape(text)}</pre>"
     if not tables:

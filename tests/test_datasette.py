@@ -379,6 +379,32 @@ def test_a_damaged_index_shows_the_plugins_error_page(
     assert str(tmp_path) not in body  # the server's folders are none of a visitor's business
 
 
+def test_a_section_page_has_one_h1_naming_the_section(
+        tmp_path: Path, datasette_client: Callable[..., InProcessDatasette]) -> None:
+    # The body's own heading was the page's only heading, at its level: a level-2 section's page
+    # had no h1, a lead text's none at all, and a level-1 one two (its body in the folded table
+    # of every column too).
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "kiln.md").write_text("Lead text before any heading.\n\n# Kiln\n\nHot.\n\n## Cool `down`\n\n"
+                                  "> # A quoted heading\n\nSlowly.\n\n### Fire\n\nHotter.\n")
+    db = tmp_path / "kiln.db"
+    build_index([docs], db)
+    site = datasette_client(db)
+    for row in site.get_json("/kiln/sections.json?_shape=array&_col=heading"):
+        status, page = site.get(f"/kiln/sections/{row['id']}")
+        h1s = re.findall(r"<h1[^>]*>(.*?)</h1>", page, re.S)
+        names = {"": 'kiln.md', "Cool down": "Cool <code>down</code>"}
+        assert (status, h1s) == (200, [names.get(row["heading"], row["heading"])]), row
+    # A heading in a quote starts a section, whose body starts with the quote: the page names it
+    # in an h1 of its own, and the quote keeps its heading, under it.
+    quoted = site.get_json("/kiln/sections.json?heading=A+quoted+heading&_shape=array")[0]["id"]
+    _, page = site.get(f"/kiln/sections/{quoted}")
+    assert '<h1 class="mdfts-h1">A quoted heading</h1>' in page and "<h2>A quoted heading</h2>" in page
+    _, table = site.get("/kiln/sections")  # the table's rows: no h1 but the page's own
+    assert re.findall(r"<h1[^>]*>(.*?)</h1>", table, re.S) == ["sections"]
+
+
 def test_tokens_page_labels_each_section_by_its_heading(site: InProcessDatasette) -> None:
     # tokens is a view (schema 4): no foreign key for Datasette to label, so the plugin does.
     _, page = site.get(f"/{DB_NAME}/tokens?norm=e2001")

@@ -221,7 +221,8 @@ def test_section_page_is_a_wide_card_that_walks_the_document(server: str, browse
     browser.get(f"{server}/{DB}/search?q=rollback+procedure")
     browser.wait_for(".mdfts-card-title a").click()
     body = browser.wait_for(".mdfts-section .mdfts-body")
-    assert body.find_element(By.CSS_SELECTOR, "h2").text == "Rollback procedure"
+    assert body.find_element(By.CSS_SELECTOR, "h1").text == "Rollback procedure"  # (an h2 in the file)
+    assert [h.text for h in browser.find_all("h1")] == ["Rollback procedure"]
     assert body.size["width"] >= 0.6 * browser.viewport()[0]
     crumbs = browser.find(".mdfts-crumbs").text
     assert crumbs.endswith("runbooks/payments.md › Payments runbook › Rollback procedure")
@@ -234,9 +235,9 @@ def test_section_page_is_a_wide_card_that_walks_the_document(server: str, browse
     assert browser.wait_for(".mdfts-section .mdfts-body h1").text == "Payments runbook"
     browser.get(section_url)
     browser.wait_for(".mdfts-walk a.mdfts-next").click()
-    assert browser.wait_for(".mdfts-section .mdfts-body h2").text == "Scaling the workers"
+    assert browser.wait_for(".mdfts-section .mdfts-body h1").text == "Scaling the workers"
     browser.find(".mdfts-walk a.mdfts-prev").click()
-    assert browser.wait_for(".mdfts-section .mdfts-body h2").text == "Rollback procedure"
+    assert browser.wait_for(".mdfts-section .mdfts-body h1").text == "Rollback procedure"
     browser.get(f"{server}/{DB}/sections/{section_url.rsplit('/', 1)[1]}")
     browser.find(".mdfts-links a").click()  # the neighbours query
     assert [h.text for h in browser.find_all(".mdfts-card-title a")] == [
@@ -394,10 +395,12 @@ def test_table_pages_draw_the_markdown_as_the_section_page_does(long_server: str
                                              ("reading-the-lag-dashboard", "h6")])
 def test_a_deep_heading_does_not_look_like_a_link(long_server: str, browser: Browser, anchor: str, tag: str) -> None:
     # Datasette underlines h4-h6 (its own pages use them as labels); in a section, underlined
-    # text beside real links reads as one.
-    browser.get(f"{long_server}/{LONG}/sections/{_section_id(browser, long_server, LONG, HANDBOOK, anchor)}")
-    heading = browser.find(f".mdfts-section .mdfts-body {tag}")
+    # text beside real links reads as one. (On the section's own page its heading is the h1.)
+    browser.get(f"{long_server}/{LONG}/sections?anchor={anchor}")
+    heading = browser.find(f".rows-and-columns .mdfts-body {tag}")
     assert browser.js("return getComputedStyle(arguments[0]).textDecorationLine", heading) == "none"
+    browser.get(f"{long_server}/{LONG}/sections/{_section_id(browser, long_server, LONG, HANDBOOK, anchor)}")
+    assert [h.tag_name for h in browser.find_all(".mdfts-section .mdfts-body :is(h1, h2, h3, h4, h5, h6)")] == ["h1"]
 
 
 def test_database_page_links_every_table_a_reader_can_open(server: str, browser: Browser) -> None:

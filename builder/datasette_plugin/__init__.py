@@ -309,10 +309,11 @@ def _trail(value: str) -> list[str] | None:
     return [label(str(t)) for t in trail] if isinstance(trail, list) else None
 
 
-async def _rendered(body: str, limit: int, rewrite_link: Callable[[str], str | None] | None = None) -> Markup:
+async def _rendered(body: str, limit: int, rewrite_link: Callable[[str], str | None] | None = None,
+                    title: bool = False) -> Markup:
     # markdown-it is pure Python: off the event loop, so one big section cannot stall the
     # other requests; render_section() caps the size (and so the time) of the work.
-    html = await asyncio.to_thread(render_section, body, limit, rewrite_link)
+    html = await asyncio.to_thread(render_section, body, limit, rewrite_link, title)
     return Markup('<div class="mdfts-body">{}</div>').format(Markup(html))
 
 
@@ -507,12 +508,16 @@ async def _section_page(datasette: Any, database: str, facts: IndexFacts, pk: st
     if page is None:
         return None
     hit = page.section
+    body = await _rendered(hit.body, PAGE_CHARS, _doc_links(datasette, database, facts, hit.path), title=True)
     return {
         "section": hit,
         "heading": label(hit.heading),
         "chars": page.chars,
         "where": _source_of(hit),
-        "body": await _rendered(hit.body, PAGE_CHARS, _doc_links(datasette, database, facts, hit.path)),
+        "body": body,
+        # The page's one h1 names the section: its own heading, drawn as h1; else (lead text, a
+        # section shown as its source text) one the page adds.
+        "has_h1": "<h1>" in body,
         "trail": [label(t) for t in hit.trail] or [label(hit.heading)],
         "ancestors": [_labelled(a) for a in page.ancestors],
         "parent": _labelled(page.parent),
