@@ -216,7 +216,8 @@ def _table_settings(facts: IndexFacts) -> dict[str, dict[str, Any]]:
     if "documents" in facts.table_sql:
         tables["documents"] = {"label_column": "path"}
     if "tokens" in facts.table_sql:
-        tables["tokens"] = {"facets": ["kind", "source"]}
+        # 20 rows a page: on a phone each is a card (Datasette's page of 100 was 100 screens).
+        tables["tokens"] = {"facets": ["kind", "source"], "size": 20}
     for name in HIDDEN_TABLES:
         if name in facts.table_sql:
             tables[name] = {"hidden": True}

@@ -605,3 +605,40 @@ def test_a_facet_filter_can_be_removed_by_name(long_server: str, browser: Browse
     names = [c.get_attribute("aria-label") or "" for c in crosses]
     assert all(n.startswith("Remove ") for n in names), names
     assert "Remove the heading facet" in names and "Remove the filter path: notes.md" in names
+
+
+def test_the_search_box_shows_its_whole_placeholder(server: str, browser: Browser) -> None:
+    # At 390 px the box beside its button had 244 px for a 310 px placeholder: "words, an error
+    # code, an ENV_VAF".
+    for page in (f"{server}/{DB}", f"{server}/{DB}/search?q="):
+        browser.get(page)
+        room, text = browser.js("""
+            const box = arguments[0], s = getComputedStyle(box);
+            const ctx = document.createElement('canvas').getContext('2d');
+            ctx.font = s.font;
+            return [box.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight),
+                    ctx.measureText(box.placeholder).width];""", browser.find("#mdfts-q"))
+        assert 0 < text <= room, page
+    browser.shot("search-placeholder")
+
+
+def test_the_tokens_table_is_short_on_a_phone(long_server: str, browser: Browser) -> None:
+    # On a phone Datasette draws each row as a block of labelled lines, one a column: a token took
+    # 330 px (five lines), 100 of them a page.
+    browser.get(f"{long_server}/{LONG}/tokens")
+    rows = browser.find_all(".rows-and-columns tbody tr")
+    assert len(rows) == 20 and browser.find_all("a[href*='_next=']")  # a page of 20, and the next page
+    first = rows[0]
+    token = first.find_element(By.CSS_SELECTOR, "td.col-token")
+    assert token.find_element(By.CSS_SELECTOR, "a code").text  # (a link to the token query)
+    browser.shot("tokens-table")
+    if browser.size[0] < 600:
+        assert max(r.size["height"] for r in rows) <= 120, [r.size["height"] for r in rows]  # three lines
+        assert not first.find_element(By.CSS_SELECTOR, "td.col-norm").is_displayed()  # the token again, lower case
+        said = first.find_element(By.CSS_SELECTOR, "td.col-kind").text
+        assert browser.js("return getComputedStyle(arguments[0], '::before').content",
+                          first.find_element(By.CSS_SELECTOR, "td.col-kind")) == '"kind: "' and said
+    else:  # a table, as it was
+        assert browser.js("return getComputedStyle(arguments[0]).display", token) == "table-cell"
+        assert [th.text for th in browser.find_all(".rows-and-columns thead th")][:3] == ["norm", "section_id", "token"]
+    _no_console_errors(browser)
