@@ -85,9 +85,10 @@ def test_markdown_is_rendered_off_the_event_loop(hostile_db: Path, monkeypatch: 
     threads: list[int] = []
     real = plugin.render_section
 
-    def spy(body: str, limit: int, rewrite_link: Callable[[str], str | None] | None = None) -> str:
+    def spy(body: str, limit: int, rewrite_link: Callable[[str], str | None] | None = None,
+            title: bool = False) -> str:
         threads.append(threading.get_ident())
-        return real(body, limit, rewrite_link)
+        return real(body, limit, rewrite_link, title)
 
     monkeypatch.setattr(plugin, "render_section", spy)
 
