@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import os
 import pkgutil
+import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -247,15 +249,33 @@ def test_a_file_that_cannot_be_opened_says_why(fixture_db: Path) -> None:
     assert done.stdout == f"MdftsError: {fixture_db}: cannot open the index file (Too many open files)\n"
 
 
-@pytest.mark.skipif(sys.platform == "win32" or os.geteuid() == 0, reason="root reads any file")
-def test_an_unreadable_file_says_why(fixture_db: Path, tmp_path: Path) -> None:
-    db = tmp_path / "locked.db"
-    db.write_bytes(fixture_db.read_bytes())
-    db.chmod(0)
-    with pytest.raises(mdfts.MdftsError) as caught:
-        mdfts.open_index(db)
-    assert (type(caught.value), str(caught.value)) == (
-        mdfts.MdftsError, f"{db}: cannot open the index file (Permission denied)")
+@pytest.mark.skipif(sys.platform == "win32", reason="no permission bits")
+def test_an_unreadable_file_says_why(fixture_db: Path) -> None:
+    # Root reads any file: then the lookup runs as nobody (setpriv), as in test_bad_input.py, from
+    # a folder nobody may enter (pytest's tmp_path is private to us).
+    as_nobody = os.geteuid() == 0
+    if as_nobody and shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: permission bits cannot be tested")
+    folder = Path(tempfile.mkdtemp(prefix="mdfts-perm-"))
+    try:
+        folder.chmod(0o755)
+        db = folder / "locked.db"
+        db.write_bytes(fixture_db.read_bytes())
+        db.chmod(0)
+        code = ("import sys, mdfts\n"
+                "try:\n"
+                "    mdfts.open_index(sys.argv[1])\n"
+                "except mdfts.MdftsError as err:\n"
+                "    print(type(err).__name__, err, sep=': ')\n")
+        cmd = [sys.executable, "-c", code, str(db)]
+        if as_nobody:
+            cmd = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", *cmd]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    finally:
+        shutil.rmtree(folder)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == f"MdftsError: {db}: cannot open the index file (Permission denied)\n"
 
 
 def _damaged(db: Path, out: Path, how: str) -> Path:
