@@ -3,8 +3,9 @@
     python -m bench check-corpus DOCS_DIR INDEX.db
 
 Every heading section's (path, start_line) must equal the heading lines that a full
-`MarkdownIt("commonmark").use(front_matter_plugin).enable("table").parse()` finds, file by
-file. Prints the counts and any difference; exits 1 on a difference.
+`MarkdownIt("commonmark").use(front_matter_plugin).use(docs_site_markup).enable("table").parse()`
+finds, file by file (docs_site_markup: the admonitions, tabs and containers the build reads,
+whose content may hold headings). Prints the counts and any difference; exits 1 on a difference.
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from mdfts.discover import decode, discover
+from mdfts.parse import docs_site_markup
 
 
 def compare(root: Path, db_path: Path) -> int:
     """Print each file whose heading lines differ and a summary; returns how many differ."""
-    md = MarkdownIt("commonmark").use(front_matter_plugin).enable("table")
+    md = MarkdownIt("commonmark").use(front_matter_plugin).use(docs_site_markup).enable("table")
     db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
     indexed: dict[str, list[int]] = {}
     for path, line in db.execute("select path, start_line from sections where level > 0 order by path, start_line"):

@@ -14,14 +14,16 @@ from typing import Any, Literal, cast
 
 from markdown_it import MarkdownIt
 from markdown_it.parser_block import RuleFuncBlockType
-from markdown_it.ruler import Ruler
+from markdown_it.ruler import RuleOptionsType, Ruler
 from markdown_it.rules_block import StateBlock
 from markdown_it.token import Token
+from mdit_py_plugins.admon import admon_plugin
+from mdit_py_plugins.container import container_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-__all__ = ["Token", "parse_blocks", "stream_blocks", "heading_attributes", "rendered_heading", "plain_inline",
-           "split_code_spans", "slugify", "render_html", "raw_html", "comment_spans", "inline_comment_spans",
-           "without_comments"]
+__all__ = ["Token", "docs_site_markup", "parse_blocks", "stream_blocks", "heading_attributes",
+           "rendered_heading", "plain_inline", "split_code_spans", "slugify", "render_html", "raw_html",
+           "comment_spans", "inline_comment_spans", "without_comments"]
 
 
 TOML_FRONT_MATTER = "+++"
@@ -55,10 +57,140 @@ def _front_matters(md: MarkdownIt) -> None:
                           {"alt": ["paragraph", "reference", "blockquote", "list"]})
 
 
+# Python-Markdown's admonition line (MkDocs; `???` and `???+` are pymdownx.details), as its
+# AdmonitionProcessor matches one: a type of word characters (more class names may follow), then
+# a title in quotes, if any. The admon plugin alone takes any text after the marker (`!!! Stop !!!`).
+_ADMONITION = re.compile(r'(?:!!!|\?\?\?\+?) ?([\w-]+)(?: +[\w-]+)*(?: +"([^\n]*)")? *')
+
+
+def _admonition_title(line: re.Match[str]) -> str:
+    """The title Python-Markdown shows: the quoted one ("" for `""`: none), else the type's name."""
+    quoted = line.group(2)
+    return line.group(1).title() if quoted is None else quoted
+
+
+def _python_markdown_admonition(rule: RuleFuncBlockType) -> RuleFuncBlockType:
+    """The admon plugin's rule on the lines Python-Markdown reads as an admonition only, with its
+    title (the plugin's, for `!!! danger loud`, is `loud`)."""
+
+    def admonition(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+        pos = state.bMarks[start] + state.tShift[start]
+        line = _ADMONITION.fullmatch(state.src, pos, state.eMarks[start])
+        at = len(state.tokens)
+        if line is None or not rule(state, start, end, silent):
+            return False
+        if not silent and at + 2 < len(state.tokens) and state.tokens[at + 1].type == "admonition_title_open":
+            state.tokens[at + 2].content = _admonition_title(line)
+        return True
+
+    return admonition
+
+
+# pymdownx.tabbed's tab: `=== "Title"` (`===+` selects it, `===!` starts a new set of tabs), its
+# content indented four spaces under it.
+_TAB = re.compile(r'===(?:\+!?|!\+?)? +"([^\n]*)" *')
+
+
+def _tab_rule(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+    """A tab: tabbed_open, its title as tabbed_title_open, inline, tabbed_title_close (as the admon
+    plugin gives an admonition's), the blocks of its content, tabbed_close. The content ends as
+    an admonition's does: before a line indented less that is not blank, or at a second blank line."""
+    if state.is_code_block(start):
+        return False
+    pos = state.bMarks[start] + state.tShift[start]
+    tab = _TAB.fullmatch(state.src, pos, state.eMarks[start])
+    if tab is None:
+        return False
+    if silent:
+        return True
+    old_indent, old_max, old_parent = state.blkIndent, state.lineMax, state.parentType
+    state.blkIndent += 4
+    line, was_blank = start + 1, False
+    while line < end:
+        blank = state.sCount[line] < state.blkIndent  # (a blank line's indent is its spaces)
+        if blank and (was_blank or state.bMarks[line] + state.tShift[line] < state.eMarks[line]):
+            break
+        was_blank = blank
+        line += 1
+    state.lineMax, state.parentType = line, "tabbed"
+    token = state.push("tabbed_open", "div", 1)
+    token.markup, token.info, token.map = state.src[pos:tab.start(1) - 1].rstrip(), tab.group(1), [start, line]
+    token.attrs = {"class": "tabbed"}
+    token = state.push("tabbed_title_open", "p", 1)
+    token.map, token.attrs = [start, start + 1], {"class": "tabbed-title"}
+    token = state.push("inline", "", 0)
+    token.content, token.map, token.children = tab.group(1), [start, start + 1], []
+    state.push("tabbed_title_close", "p", -1)
+    state.md.block.tokenize(state, start + 1, line)
+    state.push("tabbed_close", "div", -1)
+    state.blkIndent, state.lineMax, state.parentType = old_indent, old_max, old_parent
+    state.line = line
+    return True
+
+
+# A Docusaurus admonition (`:::note`, `:::tip[Title]`, `:::tip Title`, VuePress' `::: tip`): a
+# container of markdown up to a `:::` line, a title shown above it (its name when it has none).
+_DIRECTIVE = re.compile(r" ?([A-Za-z][\w-]*)(?:\[([^\n]*)\])?(?:\{[^{}\n]*\})?(?: +([^\n]*))?")
+DIRECTIVE = "directive"
+
+
+def _directive_title(params: str) -> str | None:
+    """The title of a `:::` line's parameters; None when they name no container."""
+    m = _DIRECTIVE.fullmatch(params.rstrip())
+    if m is None:
+        return None
+    return (m.group(2) or m.group(3) or m.group(1).title()).strip()
+
+
+def _directive_name(params: str) -> str:
+    m = _DIRECTIVE.fullmatch(params.rstrip())
+    return m.group(1).lower() if m else ""
+
+
+def _titled_directive(rule: RuleFuncBlockType) -> RuleFuncBlockType:
+    """The container plugin's rule, its title after the opening token as an admonition's is
+    (directive_title_open, inline, directive_title_close)."""
+
+    def directive(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+        at = len(state.tokens)
+        if not rule(state, start, end, silent):
+            return False
+        if not silent:
+            opening = state.tokens[at]
+            opening.attrs = {"class": f"admonition {_directive_name(opening.info)}"}
+            title = _directive_title(opening.info) or ""
+            level, where = opening.level + 1, [start, start + 1]
+            state.tokens[at + 1:at + 1] = [
+                Token("directive_title_open", "p", 1, map=where, level=level, block=True,
+                      attrs={"class": "admonition-title"}),
+                Token("inline", "", 0, map=where, level=level + 1, content=title, children=[], block=True),
+                Token("directive_title_close", "p", -1, level=level, block=True),
+            ]
+        return True
+
+    return directive
+
+
+def docs_site_markup(md: MarkdownIt) -> None:
+    """What docs site generators add to markdown, read as they read it: MkDocs' admonitions
+    (`!!! note "Title"`, `??? tip`) and tabs (`=== "Title"`) over content indented four spaces
+    (CommonMark reads it as indented code), and Docusaurus' `:::note` containers."""
+    # (the chains each plugin's rule is in: it ends a paragraph, a reference, a quote or a list)
+    alt: RuleOptionsType = {"alt": ["paragraph", "reference", "blockquote", "list"]}
+    rules = md.block.ruler
+    md.use(admon_plugin)
+    rules.at("admonition", _python_markdown_admonition(rules.__rules__[rules.__find__("admonition")].fn), alt)
+    rules.before("fence", "tabbed", _tab_rule, alt)
+    md.use(container_plugin, DIRECTIVE, validate=lambda params, *_: _directive_title(params) is not None)
+    name = f"container_{DIRECTIVE}"
+    rules.at(name, _titled_directive(rules.__rules__[rules.__find__(name)].fn), alt)
+
+
 def _block_parser_config() -> MarkdownIt:
-    # CommonMark + tables + front matter, block level only: the inline rule is off, so `inline`
-    # tokens keep their raw source. Same headings and line maps as a full parse, at ~3x the speed.
-    return MarkdownIt("commonmark").use(_front_matters).enable("table").disable("inline")
+    # CommonMark + tables + front matter + docs site markup, block level only: the inline rule is
+    # off, so `inline` tokens keep their raw source. Same headings and line maps as a full parse,
+    # at ~3x the speed.
+    return MarkdownIt("commonmark").use(_front_matters).use(docs_site_markup).enable("table").disable("inline")
 
 
 @lru_cache(maxsize=1)
@@ -126,7 +258,7 @@ def _rewrite_links(state: Any) -> None:
 @lru_cache(maxsize=2)
 def _html_renderer(tables: bool = True) -> MarkdownIt:
     # Raw HTML in the docs is shown as text, never passed through: the page is someone's browser.
-    md = MarkdownIt("commonmark", {"html": False}).use(_front_matters)
+    md = MarkdownIt("commonmark", {"html": False}).use(_front_matters).use(docs_site_markup)
     if tables:
         md.enable("table")
     md.validateLink = _safe_link  # type: ignore[method-assign]
@@ -300,7 +432,8 @@ def _fold_rows(table: RuleFuncBlockType) -> RuleFuncBlockType:
 _FIRST_CHARS = {
     rule: frozenset(chars) for rule, chars in (
         ("fence", "~`"), ("blockquote", ">"), ("hr", "*-_"), ("list", "*-+0123456789"), ("reference", "["),
-        ("html_block", "<"), ("heading", "#"), ("front_matter_toml", "+"),
+        ("html_block", "<"), ("heading", "#"), ("front_matter_toml", "+"), ("admonition", "!?"),
+        ("tabbed", "="), (f"container_{DIRECTIVE}", ":"),
     )
 }
 # Rules tried only where their own first test can pass: code on indented lines, front matter on

@@ -18,7 +18,7 @@ from test_parse import markdown_it_blocks
 from mdfts.build import build_index
 from mdfts.errors import QueryError
 from mdfts.index import connect
-from mdfts.parse import _split_at_runs, parse_blocks, split_code_spans
+from mdfts.parse import _split_at_runs, docs_site_markup, parse_blocks, split_code_spans
 from mdfts.queries import clean_text, package_queries, run_query
 from mdfts.sections import split_lines, split_sections
 from mdfts.tokens import extract_tokens, normalize
@@ -38,6 +38,9 @@ BLOCK_LINES = [
     "--force-with-lease E1027 v1.2.3", "*", "***", "\\# escaped", "# [link](x) ![i](y) <b>t</b>", "- # heading in list",
     "+ plus", "2) paren", "2024 a year", "#tag", "<nota tag", "[not a ref", "  lazy", "___", "|:--|--:|", "> > deep",
     "      six spaces", "---\nx: 1", "~~~~", "* * *", "+++", "+++\nx = 1",
+    # what docs site generators add (mdfts.parse.docs_site_markup)
+    "!!! note", '??? tip "Title"', "!!! Stop !!!", '=== "Tab"', ":::note", ":::tip[Title]", ":::", "::::",
+    "    !!! note", "        deeper",
 ]
 line = st.one_of(st.sampled_from(BLOCK_LINES), st.text(max_size=30))
 EOLS = st.sampled_from(["\n", "\r\n", "\r"])
@@ -108,7 +111,7 @@ def _check_tiling(text: str, body_start: int) -> None:
     assert doc.lines == len(lines)
 
 
-_REFERENCE = MarkdownIt("commonmark").enable("table")
+_REFERENCE = MarkdownIt("commonmark").use(docs_site_markup).enable("table")
 
 
 @fuzz

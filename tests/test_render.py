@@ -155,9 +155,9 @@ def test_linkless_inline_parsing_changes_no_output() -> None:
     from markdown_it import MarkdownIt
     from mdit_py_plugins.front_matter import front_matter_plugin
 
-    from mdfts.parse import _safe_link
+    from mdfts.parse import _safe_link, docs_site_markup
 
-    full = MarkdownIt("commonmark", {"html": False}).use(front_matter_plugin).enable("table")
+    full = MarkdownIt("commonmark", {"html": False}).use(front_matter_plugin).use(docs_site_markup).enable("table")
     full.validateLink = _safe_link  # type: ignore[method-assign]
     repo = Path(__file__).resolve().parent.parent
     texts = [p.read_text(encoding="utf-8", errors="replace")

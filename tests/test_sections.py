@@ -12,6 +12,7 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 
 from mdfts.discover import decode
 from mdfts.errors import SourceError
+from mdfts.parse import docs_site_markup
 from mdfts.sections import Document, split_lines, split_sections
 
 from conftest import FIXTURE_DOCS, SAMPLE_DOCS, fixture_text
@@ -397,7 +398,7 @@ def test_empty_file_has_no_sections() -> None:
 
 
 def _markdown_it_heading_lines(text: str) -> list[int]:
-    md = MarkdownIt("commonmark").use(front_matter_plugin).enable("table")
+    md = MarkdownIt("commonmark").use(front_matter_plugin).use(docs_site_markup).enable("table")
     return [t.map[0] + 1 for t in md.parse(text) if t.type == "heading_open" and t.map]
 
 
@@ -490,3 +491,52 @@ def test_a_trailing_attribute_list_names_the_anchor(line: str, heading: str, anc
     [section] = split_sections("attrs.md", f"{line}\n\nText.\n").sections
     assert (section.heading, section.anchor, section.trail) == (heading, anchor, (heading,))
     assert split_sections("attrs.md", line.removeprefix("#")).title == heading  # as an h1, the title
+
+
+def _text_and_tokens(block: str) -> tuple[str, set[tuple[str, str, str]]]:
+    (t,) = split_sections("t.md", f"# T\n\n{block}").sections
+    return t.text, {(tok.token, tok.kind, tok.source) for tok in t.tokens}
+
+
+@pytest.mark.parametrize(
+    ("block", "text", "tokens"),
+    [
+        ('!!! warning "Glaze first"\n\n    Fire the kiln-room-log at KILN_MAX.\n',
+         "T\nGlaze first\nFire the kiln-room-log at KILN_MAX.", {("KILN_MAX", "env_var", "text")}),
+        ("??? tip\n    Keep GLAZE_OVEN_URL short.\n\n    Then fire with --cone-six.\n",
+         "T\nTip\nKeep GLAZE_OVEN_URL short.\nThen fire with --cone-six.",
+         {("GLAZE_OVEN_URL", "env_var", "text"), ("--cone-six", "cli_flag", "text")}),
+        ('- Load the shelves.\n\n    !!! note ""\n\n        Leave kiln-room-log gaps.\n',
+         "T\nLoad the shelves.\nLeave kiln-room-log gaps.", set()),
+        ("!!! danger loud\n    Hot.\n", "T\nDanger\nHot.", set()),
+        ('=== "Electric"\n\n    Set KILN_MAX with --cone-six.\n\n=== "Gas"\n\n    Open the damper-2 valve.\n',
+         "T\nElectric\nSet KILN_MAX with --cone-six.\nGas\nOpen the damper-2 valve.",
+         {("KILN_MAX", "env_var", "text"), ("--cone-six", "cli_flag", "text"), ("damper-2", "name", "text")}),
+        (":::tip[Cone six]\n`kiln.max`: the hottest cone.\n:::\n",
+         "T\nCone six\nkiln.max: the hottest cone.", {("kiln.max", "dotted", "definition")}),
+        (":::note Glaze safety\nWear a mask.\n:::\n", "T\nGlaze safety\nWear a mask.", set()),
+    ],
+    ids=["admonition-after-a-blank-line", "collapsible-admonition", "admonition-in-a-list-item",
+         "admonition-of-two-classes", "tabs",
+         "docusaurus-admonition", "docusaurus-title-after-a-space"],
+)
+def test_docs_site_markup_is_read_as_its_text(block: str, text: str, tokens: set[tuple[str, str, str]]) -> None:
+    """What MkDocs, Docusaurus and Hugo show of their markup: an admonition's or a tab's title and
+    its indented body are prose (CommonMark reads the body as indented code), a Docusaurus
+    `:::` line gives its title only."""
+    assert _text_and_tokens(block) == (text, tokens)
+
+
+@pytest.mark.parametrize(
+    ("block", "text"),
+    [
+        ("!!! Stop !!!\n    Not an admonition.\n", "T\n!!! Stop !!!\n    Not an admonition."),
+        ('=== Tab without quotes\n    text\n', "T\n=== Tab without quotes\n    text"),
+        ("::: \nNo name.\n", "T\n::: \nNo name."),
+        ("    !!! note\n        code\n", "T\n!!! note\n    code"),
+    ],
+    ids=["not-python-markdown-s-admonition", "tab-title-unquoted", "no-container-name",
+         "indented-code"],
+)
+def test_lines_that_only_look_like_docs_site_markup_are_text(block: str, text: str) -> None:
+    assert _text_and_tokens(block)[0] == text
