@@ -171,10 +171,45 @@ def _titled_directive(rule: RuleFuncBlockType) -> RuleFuncBlockType:
     return directive
 
 
+def _shortcode_rule(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+    """Lines of Hugo shortcodes (`{{< figure src="a.png" >}}`, `{{% notice %}}`), nothing else
+    on them: one hidden `shortcode` token, as front matter is. A shortcode may run over lines,
+    not over a blank one or one that opens another (else each of a run of unclosed `{{<` lines,
+    tried in turn, read all those after it). Each `{{` is matched to the first close of its kind
+    after it: linear."""
+    if state.is_code_block(start):
+        return False
+    src, line = state.src, start
+    first = pos = state.bMarks[start] + state.tShift[start]
+    while True:
+        if not src.startswith(("{{<", "{{%"), pos):
+            return False
+        close = ">}}" if src[pos + 2] == "<" else "%}}"
+        pos += 3
+        while (pos := src.find(close, pos, state.eMarks[line])) < 0:
+            line += 1
+            if line >= end or state.sCount[line] < state.blkIndent:
+                return False  # not closed before the container's end
+            pos = state.bMarks[line] + state.tShift[line]
+            if pos >= state.eMarks[line] or src.startswith("{{", pos):
+                return False  # not closed before a blank line or another shortcode
+        pos = state.skipSpaces(pos + 3)
+        if pos >= state.eMarks[line]:
+            break
+    if not silent:
+        token = state.push("shortcode", "", 0)
+        token.hidden, token.block, token.markup = True, True, src[first:first + 3]
+        token.content = src[state.bMarks[start]:state.eMarks[line]]
+        token.map = [start, line + 1]
+    state.line = line + 1
+    return True
+
+
 def docs_site_markup(md: MarkdownIt) -> None:
     """What docs site generators add to markdown, read as they read it: MkDocs' admonitions
     (`!!! note "Title"`, `??? tip`) and tabs (`=== "Title"`) over content indented four spaces
-    (CommonMark reads it as indented code), and Docusaurus' `:::note` containers."""
+    (CommonMark reads it as indented code), Docusaurus' `:::note` containers, and lines of Hugo
+    shortcodes (a hidden `shortcode` token: a reader sees what they make, not their text)."""
     # (the chains each plugin's rule is in: it ends a paragraph, a reference, a quote or a list)
     alt: RuleOptionsType = {"alt": ["paragraph", "reference", "blockquote", "list"]}
     rules = md.block.ruler
@@ -184,6 +219,7 @@ def docs_site_markup(md: MarkdownIt) -> None:
     md.use(container_plugin, DIRECTIVE, validate=lambda params, *_: _directive_title(params) is not None)
     name = f"container_{DIRECTIVE}"
     rules.at(name, _titled_directive(rules.__rules__[rules.__find__(name)].fn), alt)
+    rules.before("fence", "shortcode", _shortcode_rule, alt)
 
 
 def _block_parser_config() -> MarkdownIt:
@@ -433,7 +469,7 @@ _FIRST_CHARS = {
     rule: frozenset(chars) for rule, chars in (
         ("fence", "~`"), ("blockquote", ">"), ("hr", "*-_"), ("list", "*-+0123456789"), ("reference", "["),
         ("html_block", "<"), ("heading", "#"), ("front_matter_toml", "+"), ("admonition", "!?"),
-        ("tabbed", "="), (f"container_{DIRECTIVE}", ":"),
+        ("tabbed", "="), (f"container_{DIRECTIVE}", ":"), ("shortcode", "{"),
     )
 }
 # Rules tried only where their own first test can pass: code on indented lines, front matter on

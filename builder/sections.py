@@ -391,6 +391,10 @@ class Splitter:
                 self._open(tok.map[0], int(tok.tag[1]))
                 self.pending_heading = True
                 continue
+            if tok.type in _UNREAD and tok.map:
+                if not self.open and self.lead_from is not None and self.lead_from >= tok.map[0]:
+                    self._lead_after(tok.map[1])  # before any text: it opens no lead section
+                continue
             if tok.type not in _LEAVES or not tok.map:
                 continue  # containers (a quote opening on a heading's line) own no text
             rest = ""
@@ -594,6 +598,9 @@ class Splitter:
 _FLUSH_RUNS = 64  # pending pieces a section holds before they become tokens
 _HOLD_CHARS = 1 << 20  # body text held back while the title is not yet known
 _LEAVES = frozenset({"inline", "tr_open", "fence", "code_block", "html_block"})
+# Blocks with no text a reader reads: a rule (`---` as a first line with no closing `---` is one,
+# not front matter), a line of Hugo shortcodes. Alone before the first heading, no lead section.
+_UNREAD = frozenset({"hr", "shortcode"})
 # HTML blocks whose text is no markup (CommonMark's block type 1 but <pre>): a `<!--` in a script,
 # a style sheet or a text area is text, not a comment.
 _RAW_TEXT = re.compile(r"<(?:script|style|textarea)(?:[\s>]|$)", re.I)

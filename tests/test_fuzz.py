@@ -40,7 +40,7 @@ BLOCK_LINES = [
     "      six spaces", "---\nx: 1", "~~~~", "* * *", "+++", "+++\nx = 1",
     # what docs site generators add (mdfts.parse.docs_site_markup)
     "!!! note", '??? tip "Title"', "!!! Stop !!!", '=== "Tab"', ":::note", ":::tip[Title]", ":::", "::::",
-    "    !!! note", "        deeper",
+    "{{< figure >}}", "{{% notice %}}", "{{< a >}} b", "{{< open", "    !!! note", "        deeper",
 ]
 line = st.one_of(st.sampled_from(BLOCK_LINES), st.text(max_size=30))
 EOLS = st.sampled_from(["\n", "\r\n", "\r"])
@@ -81,20 +81,24 @@ def _check_tiling(text: str, body_start: int) -> None:
     """Sections tile the file: the first starts at the first non-blank line after the front
     matter, each next one on the line after the previous ends, the last ends on the last line;
     a section's body is exactly its lines. No lines lost, none counted twice. HTML comments are
-    the exception: a comment's text is cut from a body (its lines kept), and comments alone
-    before the first heading make no lead section."""
+    the exception: a comment's text is cut from a body (its lines kept); and comments, rules and
+    lines of shortcodes alone before the first heading make no lead section."""
     doc = split_sections("t.md", text)
     lines = split_lines(text)
     first = _first_content_line(lines, body_start)
-    if first == len(lines):
-        assert doc.sections == ()
-        return
     secs = doc.sections
-    comments = "<!--" in text
-    if not comments:
+    # (the lines of rules and shortcodes, 0-based)
+    unread = {i for t in parse_blocks("\n".join(lines)) if t.type in ("hr", "shortcode") and t.map
+              for i in range(*t.map)}
+    if first == len(lines) or (not secs and "<!--" not in text):
+        assert secs == () and all(i in unread or not lines[i].strip(" \t") for i in range(first, len(lines)))
+        return
+    if "<!--" not in text and not unread:
         assert secs[0].start_line == first + 1
     elif not secs or secs[0].start_line != first + 1:
-        assert "<!--" in "\n".join(lines[first : secs[0].start_line - 1] if secs else lines)
+        skipped = range(first, secs[0].start_line - 1 if secs else len(lines))
+        assert "<!--" in "\n".join(lines[i] for i in skipped if i not in unread) or all(
+            i in unread or not lines[i].strip(" \t") for i in skipped)
     for a, b in itertools.pairwise(secs):
         assert b.start_line == a.end_line + 1
     if secs:
@@ -102,7 +106,7 @@ def _check_tiling(text: str, body_start: int) -> None:
     for s in secs:
         assert s.start_line <= s.end_line
         own = lines[s.start_line - 1 : s.end_line]
-        if not comments:
+        if "<!--" not in text:
             assert s.body == "\n".join(own)
             continue
         body_lines = s.body.split("\n")

@@ -61,7 +61,7 @@ def test_every_block_rule_gives_markdown_its_tokens() -> None:
     assert {t.type for t in tokens} >= {
         "front_matter", "heading_open", "fence", "blockquote_open", "hr", "bullet_list_open",
         "ordered_list_open", "html_block", "table_open", "tr_open", "code_block", "paragraph_open",
-        "admonition_open", "tabbed_open", "container_directive_open",
+        "admonition_open", "tabbed_open", "container_directive_open", "shortcode",
     }
     assert [t.as_dict() for t in tokens] == markdown_it_blocks(text)
 
@@ -86,10 +86,13 @@ def test_every_block_rule_gives_markdown_its_tokens() -> None:
         '=== "A"\n    a\n=== "B"\n\n    b\n',
         ":::: outer\n::: inner\na\n:::\n::::\n",
         ":::note\nnever closed\n# heading",
+        "{{< a\n\nb >}}",
+        "> {{< a\n> b >}}\nc",
     ],
     ids=["empty", "one-char", "code-first-line", "unclosed-front-matter", "table-at-end", "delimiter-only",
          "quote-then-code", "list-with-code", "empty-items", "indented-heading", "tabs", "escaped-pipes",
-         "admonition-two-blank-lines", "admonition-in-a-list", "two-tabs", "nested-containers", "unclosed-container"],
+         "admonition-two-blank-lines", "admonition-in-a-list", "two-tabs", "nested-containers", "unclosed-container",
+         "shortcode-over-a-blank-line", "shortcode-in-a-quote"],
 )
 def test_edge_cases_give_markdown_its_tokens(text: str) -> None:
     assert [t.as_dict() for t in parse_blocks(text)] == markdown_it_blocks(text)

@@ -515,15 +515,18 @@ def _text_and_tokens(block: str) -> tuple[str, set[tuple[str, str, str]]]:
         (":::tip[Cone six]\n`kiln.max`: the hottest cone.\n:::\n",
          "T\nCone six\nkiln.max: the hottest cone.", {("kiln.max", "dotted", "definition")}),
         (":::note Glaze safety\nWear a mask.\n:::\n", "T\nGlaze safety\nWear a mask.", set()),
+        ('{{< figure src="/img/kiln-2.png" >}}\n\nFire slowly.\n\n{{% notice info %}}\nKeep KILN_MAX low.\n'
+         '{{% /notice %}}\n{{< tabs\n  items="a,b" >}}\n',
+         "T\nFire slowly.\nKeep KILN_MAX low.", {("KILN_MAX", "env_var", "text")}),
     ],
     ids=["admonition-after-a-blank-line", "collapsible-admonition", "admonition-in-a-list-item",
          "admonition-of-two-classes", "tabs",
-         "docusaurus-admonition", "docusaurus-title-after-a-space"],
+         "docusaurus-admonition", "docusaurus-title-after-a-space", "shortcode-lines"],
 )
 def test_docs_site_markup_is_read_as_its_text(block: str, text: str, tokens: set[tuple[str, str, str]]) -> None:
     """What MkDocs, Docusaurus and Hugo show of their markup: an admonition's or a tab's title and
     its indented body are prose (CommonMark reads the body as indented code), a Docusaurus
-    `:::` line gives its title only."""
+    `:::` line gives its title only, a line of Hugo shortcodes nothing a reader sees."""
     assert _text_and_tokens(block) == (text, tokens)
 
 
@@ -533,10 +536,30 @@ def test_docs_site_markup_is_read_as_its_text(block: str, text: str, tokens: set
         ("!!! Stop !!!\n    Not an admonition.\n", "T\n!!! Stop !!!\n    Not an admonition."),
         ('=== Tab without quotes\n    text\n', "T\n=== Tab without quotes\n    text"),
         ("::: \nNo name.\n", "T\n::: \nNo name."),
+        ("{{< a >}} and words\n", "T\n{{< a >}} and words"),
+        ("{{< never closed\n\nText.\n", "T\n{{< never closed\nText."),
         ("    !!! note\n        code\n", "T\n!!! note\n    code"),
     ],
-    ids=["not-python-markdown-s-admonition", "tab-title-unquoted", "no-container-name",
-         "indented-code"],
+    ids=["not-python-markdown-s-admonition", "tab-title-unquoted", "no-container-name", "shortcode-and-words",
+         "shortcode-never-closed", "indented-code"],
 )
 def test_lines_that_only_look_like_docs_site_markup_are_text(block: str, text: str) -> None:
     assert _text_and_tokens(block)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "outline"),
+    [
+        ("---\n\n# Kiln\n\nFire it.\n", [(1, 3, 5)]),
+        ("---\nkiln: 1\n\n# Kiln\n", [(0, 2, 3), (1, 4, 4)]),
+        ("{{< toc >}}\n\n# Kiln\n", [(1, 3, 3)]),
+        ("***\n{{< toc >}}\n# Kiln\n", [(1, 3, 3)]),
+        (":::note\nLead.\n:::\n# Kiln\n", [(0, 1, 3), (1, 4, 4)]),
+    ],
+    ids=["rule-then-heading", "rule-then-text", "shortcode-then-heading", "rule-and-shortcode", "admonition-lead"],
+)
+def test_a_rule_or_shortcode_alone_makes_no_lead_section(text: str, outline: list[tuple[int, int, int]]) -> None:
+    """A first line `---` with no closing `---` is a rule, not front matter; like a shortcode line,
+    it is nothing a reader reads, so alone before the first heading it opens no lead section."""
+    doc = split_sections("t.md", text)
+    assert ([(s.level, s.start_line, s.end_line) for s in doc.sections], doc.front_matter) == (outline, {})
