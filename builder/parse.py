@@ -21,7 +21,7 @@ from mdit_py_plugins.admon import admon_plugin
 from mdit_py_plugins.container import container_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-__all__ = ["Token", "docs_site_markup", "parse_blocks", "stream_blocks", "heading_attributes",
+__all__ = ["Token", "docs_site_line", "docs_site_markup", "parse_blocks", "stream_blocks", "heading_attributes",
            "rendered_heading", "plain_inline", "split_code_spans", "slugify", "render_html", "raw_html",
            "comment_spans", "inline_comment_spans", "without_comments"]
 
@@ -203,6 +203,24 @@ def _shortcode_rule(state: StateBlock, start: int, end: int, silent: bool) -> bo
         token.map = [start, line + 1]
     state.line = line + 1
     return True
+
+
+def docs_site_line(line: str) -> str | None:
+    """What a reader sees of one line of docs site markup: the title of an admonition, a tab or a
+    `:::` container ("" when it shows none), "" for a closing `:::` or a line of shortcodes; None
+    for any other line. Line by line, as a snippet reads a section (indented code not known)."""
+    text = line.strip(" \t")
+    first = text[:1]
+    if first in ("!", "?") and (admonition := _ADMONITION.fullmatch(text)):
+        return _admonition_title(admonition)
+    if first == "=" and (tab := _TAB.fullmatch(text)):
+        return tab.group(1)
+    if text.startswith(":::"):
+        params = text.lstrip(":")
+        return "" if not params.strip() else _directive_title(params)
+    if text.startswith(("{{<", "{{%")) and text.endswith((">}}", "%}}")):
+        return ""
+    return None
 
 
 def docs_site_markup(md: MarkdownIt) -> None:

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from html import escape
 
-from mdfts.parse import plain_inline, render_html
+from mdfts.parse import docs_site_line, plain_inline, render_html
 
 # A section page renders at most this much of a section's markdown; lists (search results,
 # table rows, 10 a page) a preview. markdown-it's inline parser is quadratic on some runs
@@ -100,11 +100,13 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^ {0,3}#{1,6}(?:\s+|$)")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)\s*$")
 _TRIM = '"\'`([{<)]}>.,:;!?'
+_MARKUP_FIRST = frozenset("!?=:{")  # how a line of docs site markup starts (parse.docs_site_line)
 
 
 def _clean_lines(text: str) -> str:
     """Markdown → one line of readable text: no fence lines or info strings, no table pipes or
-    delimiter rows, no heading marks, inline markup reduced to its text."""
+    delimiter rows, no heading marks, docs site markup as its titles, inline markup reduced to its
+    text."""
     out: list[str] = []
     lines = text.splitlines()
     if lines and _HEADING.match(lines[0]):
@@ -112,6 +114,8 @@ def _clean_lines(text: str) -> str:
     for line in lines:
         if _FENCE.match(line) or _SETEXT.match(line) or (("-" in line and "|" in line) and _DELIMITER_ROW.match(line)):
             continue
+        if line.lstrip(" \t")[:1] in _MARKUP_FIRST and (shown := docs_site_line(line)) is not None:
+            line = shown  # an admonition's, a tab's or a container's title; nothing of a shortcode
         line = _HEADING.sub("", line)
         if line.lstrip().startswith("|"):
             line = " ".join(cell.strip() for cell in line.strip().strip("|").split("|"))

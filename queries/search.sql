@@ -1126,7 +1126,9 @@ ranked(id, score, bm, cover, exact, hprec, file, phrase, role, empty, ident, ans
 -- snip_x: the text as prose. Line breaks and tabs read as spaces, so a marked word ends at the
 -- end of its line; the heading line (and a setext heading's underline) is left out (the hit
 -- shows its heading already) unless nothing follows it; a block quote's markers that start a
--- line (`> `, two deep at most) go, as a reader sees the quote, not its marks; table pipes and rules are
+-- line (`> `, two deep at most) go, as a reader sees the quote, not its marks, and so do those of a
+-- docs site's admonition, tab or container (`!!! `, `??? `, `???+ `, `=== `, `:::`: its type and
+-- title stay, the words a reader sees there); table pipes and rules are
 -- blanked, runs of spaces folded. (The prefix is cut once: `limit -1 offset 0` keeps its subquery whole, not
 -- copied into each use of w.)
 snip_x as materialized (
@@ -1143,10 +1145,11 @@ snip_x as materialized (
               char(10), ' '), char(13), ' '), char(9), ' '), '|', ' '), '---', ''),
               '   ', ' '), '   ', ' '), '  ', ' '), '  ', ' '))
      from (select s.level as lv,
-             substr(replace(replace(replace(replace(replace(replace(replace(
+             substr(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
                       char(10) || substr(s.text, 1, 20000), char(1), ''), char(2), ''), char(3), ''),
                       char(10) || '> >', char(10)), char(10) || '>>', char(10)), char(10) || '> ', char(10)),
-                    char(10) || '>', char(10)), 2) as w
+                    char(10) || '>', char(10)), char(10) || '!!! ', char(10)), char(10) || '???+ ', char(10)),
+                    char(10) || '??? ', char(10)), char(10) || '=== ', char(10)), char(10) || ':::', char(10)), 2) as w
            from sections_full as s where s.id = r.id
            limit -1 offset 0)) as x
   from ranked as r
@@ -1193,10 +1196,18 @@ snip_at as materialized (
 -- text's own characters 1, 2 and 3, the markers, are dropped in snip_x). The word's place is
 -- marked too (character 3, at3 once the rest is cleaned): the addresses taken out before it move
 -- it; a word in an address takes its link's place (a piece that held the marker and lost it
--- starts with it). With no word (at 0) the marker leads the window, unused.
+-- starts with it). With no word (at 0) the marker leads the window, unused. Then an autolink
+-- (<https://...>, <mailto:...>: the address is its text) loses its brackets, split at each < the
+-- same way; a < that opens no autolink stays.
 snip_c as materialized (
   select *, instr(c3, char(3)) as at3, replace(c3, char(3), '') as c from (
   select r.*, r.s0 + 599 < length(r.x) as more,
+    (select group_concat(case when key > 0 and e > 1 and instr(substr(v, 1, e), ' ') = 0
+                                   and (l glob 'http://?*' or l glob 'https://?*' or l glob 'mailto:?*' or l glob 'ftp://?*')
+                              then substr(v, 1, e - 1) || substr(v, e + 1)
+                              when key > 0 then '<' || v else v end, '')
+     from (select key, value as v, instr(value, '>') as e, lower(ltrim(value, char(3))) as l
+           from json_each('[' || replace(json_quote(
     replace(replace((select group_concat(case when instr(v0, char(3)) > 0 and instr(v, char(3)) = 0
                                               then char(3) || v else v end, '') from (
       select v0, case
@@ -1216,7 +1227,8 @@ snip_c as materialized (
                    substr(r.x, r.s0, r.at - r.s0) || char(3) || substr(r.x, r.at, 600 - r.at + r.s0),
                    '![', '['), '](', char(2)), '][', char(1))),
                    '[', '","') || ']'))
-      order by key)), char(2), ']('), char(1), '][') as c3
+      order by key)), char(2), ']('), char(1), '][')), '<', '","') || ']')
+           order by key)) as c3
   from (select *, case when at > 200 then at - 200 else 1 end as s0 from snip_at) as r
   limit -1 offset 0)
 )

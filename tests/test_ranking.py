@@ -1825,3 +1825,19 @@ def test_a_path_prefix_takes_paths_that_go_on_with_the_last_code_point(tmp_path:
     assert _search_paths(db, "kiln", "a") == ["a.md", "a\U0010ffff.md", "a\U0010ffff\U0010ffff.md"]
     assert _search_paths(db, "kiln", "a\U0010ffff") == ["a\U0010ffff.md", "a\U0010ffff\U0010ffff.md"]
     assert _search_paths(db, "kiln", "\U0010ffff") == []
+
+
+def test_snippet_reads_an_autolink_and_an_admonition_as_a_reader_sees_them(tmp_path: Path) -> None:
+    """An autolink shows its address, not the brackets around it (`<https://...>`); a `<` that
+    opens none stays. An admonition's, a tab's or a container's marker at a line's start goes, its
+    type and title stay."""
+    db = build_case(tmp_path, {"clay/pugmill.md": (
+        "# Pugmill\n\n## Cleaning\n\n!!! warning \"Unplug it\"\n    Wash the barrel daily, see "
+        "<https://example.com/pugmill> or <mailto:clay@example.com>; 3 < 4 and <b>bold</b>.\n\n"
+        "## Storing\n\n:::tip\nCover the pugmill barrel.\n:::\n\n=== \"Summer\"\n    Keep the barrel wet.\n")})
+    hits = {h.heading: h.snippet for h in mdfts.search(db, "pugmill barrel", limit=2)}
+    assert hits == {
+        "Cleaning": 'warning "Unplug it" Wash the [barrel] daily, see https://example.com/pugmill or '
+                    "mailto:clay@example.com; 3 < 4 and <b>bold</b>.",
+        "Storing": 'tip Cover the [pugmill] barrel. "Summer" Keep the barrel wet.',
+    }

@@ -131,6 +131,15 @@ def test_snippet_has_no_markdown_noise() -> None:
         "See the guide first. export A=1 flag meaning <mark>--force</mark> skip checks")
 
 
+def test_snippet_shows_docs_site_markup_as_a_reader_sees_it() -> None:
+    # An admonition's, a tab's or a container's line shows its title, a line of shortcodes nothing;
+    # an autolink its address.
+    body = ('# Kiln\n\n!!! warning "Unplug it"\n    Wash the kiln.\n\n=== "Gas"\n    Open the damper.\n\n'
+            ":::tip\nCool slowly, see <https://example.com/kiln>.\n:::\n\n{{< figure src=\"kiln.png\" >}}\n")
+    assert snippet_html(body, "kiln") == (
+        "Unplug it Wash the <mark>kiln</mark>. Gas Open the damper. Tip Cool slowly, see https://example.com/kiln.")
+
+
 def test_snippet_picks_the_window_with_most_terms() -> None:
     body = "# H\n\n" + "alpha " * 50 + "beta gamma alpha " + "filler " * 50
     out = snippet_html(body, "alpha beta gamma", words=6)
