@@ -36,6 +36,13 @@ PATHOLOGICAL: dict[str, Callable[[int], str]] = {
     "`[a]: b` definitions": lambda n: "[a]: b\n" * (n // 7),
     "50,000 headings": lambda n: "## h\ntext\n" * 50_000,
     "10 MB single line": lambda n: " ".join(f"w{i} `c{i}` [l{i}](u) *e{i}*" for i in range(400_000))[: 10 * 2**20],
+    # docs site markup (mdfts.parse.docs_site_markup)
+    "unclosed `{{<` lines": lambda n: "{{< a\n" * (n // 6),
+    "`{{< a >}}` lines": lambda n: "{{< a >}}\n" * (n // 10),
+    "`!!! a` and spaces": lambda n: "!!! a" + " " * n + "b\n",
+    "`!!! a` lines": lambda n: "!!! a\n" * (n // 6),
+    "unclosed `:::a` lines": lambda n: ":::a\n" * (n // 5),
+    '`=== "a"` lines': lambda n: '=== "a"\n' * (n // 8),
 }
 
 # Inputs for `mdfts check`, which reads more of a file than the build does: id= anchors in its

@@ -180,10 +180,13 @@ def test_non_finite_numbers_in_front_matter_are_valid_json(docs: Path, tmp_path:
         (b"# A\n" + b"- " * 5000 + b"x\n" + b"1. " * 5000 + b"y\n", [(1, 1, 3, "A")]),
         (b"# A\n" + b"[" * 100_000 + b"![" * 50_000 + b"`a" * 50_000 + b"\n", [(1, 1, 2, "A")]),
         (b"---\n\n# A\n\nbody\n", [(1, 3, 5, "A")]),
+        (b"# A\n" + b"{{< a\n" * 20_000, [(1, 1, 20_001, "A")]),
+        (b"# A\n!!! a" + b" " * 100_000 + b"b\n    c\n", [(1, 1, 3, "A")]),
+        (b"# A\n" + b":::a\n" * 20_000 + b"# B\n", [(1, 1, 20_002, "A")]),
     ],
     ids=["empty", "blank", "utf16-le-bom", "utf16-be-bom", "utf8-bom-crlf", "unclosed-fence",
-         "5000-deep-quotes", "5000-deep-lists", "brackets-and-backticks",
-         "rule-first-not-front-matter"],
+         "5000-deep-quotes", "5000-deep-lists", "brackets-and-backticks", "rule-first-not-front-matter",
+         "unclosed-shortcodes", "admonition-of-spaces", "unclosed-containers"],
 )
 def test_odd_file_is_indexed(docs: Path, tmp_path: Path, content: bytes, expected: list[tuple[int, int, int, str]]) -> None:
     (docs / "odd.md").write_bytes(content)
