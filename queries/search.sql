@@ -28,7 +28,10 @@
 -- rides along on the rows it already reads (part carries term's columns, hit key's, base the
 -- query's describes and key positions, asks the query's role tests, rolex the role words asked
 -- for; cue names term once, through json_each). A materialized step named inside a subquery of
--- another (`(select ... from key) as k`) may be computed a second time: name it directly. Likewise
+-- another (`(select ... from key) as k`) may be computed a second time: name it directly. A view
+-- is copied into each place that names it as well, and term (with its token lookups) is copied
+-- into every copy of part and key: so the steps read token_norms and token_rows, not the view
+-- tokens, and sections and documents, not sections_full (the views cost 13% of the compile). Likewise
 -- a derived column used twice is computed twice once SQLite flattens its subquery: `limit -1
 -- offset 0` keeps such a subquery whole. And an AND or OR that is a value (not a WHERE
 -- condition) computes both sides, whatever the first one says: a costly test goes behind a CASE
@@ -100,7 +103,7 @@ term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt, asksym) as material
     not ver and (strong or t glob '*[a-z][A-Z]*' or t glob '*[A-Za-z0-9]_[A-Za-z0-9]*' or t glob '--[A-Za-z]*'
       or t glob '*[A-Za-z][A-Za-z].[A-Za-z]*' or t glob '*[A-Za-z].[A-Za-z][A-Za-z]*'
       or (t glob '*[A-Za-z]*' and t glob '*[0-9]*' and length(t) >= 4)),
-    stop, strong or exists (select 1 from tokens as tk where tk.norm = n), min(stop) over (),
+    stop, strong or exists (select 1 from token_norms as tn join token_rows as tk on tk.token_id = tn.id where tn.norm = n), min(stop) over (),
     case when lag(pos) over (order by pos) = pos - 1 then lag(n) over (order by pos) end,
     case when lead(pos) over (order by pos) = pos + 1 then lead(n) over (order by pos) end,
     max(sym) over ()
@@ -108,8 +111,9 @@ term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt, asksym) as material
     select pos, t, n, ver,
       -- (token_df says it for a token of two sections or more; else its rows are few)
       coalesce((select strong from token_df where norm = n),
-               exists (select 1 from tokens as tk where tk.norm = n and tk.kind not in ('name', 'code')))
-        or ((n glob '*?-?*-?*' or n glob '*?=?*') and exists (select 1 from tokens as tk where tk.norm = n)) as strong,
+               exists (select 1 from token_norms as tn join token_rows as tk on tk.token_id = tn.id
+                      where tn.norm = n and tk.kind_source / 5 in (0, 1, 2, 3, 4, 5, 6, 8, 9)))
+        or ((n glob '*?-?*-?*' or n glob '*?=?*') and exists (select 1 from token_norms as tn join token_rows as tk on tk.token_id = tn.id where tn.norm = n)) as strong,
       -- (a stop word written after with, using or via that is a page's whole file name, see
       -- mdfts_stopwords.page, is the tool the query names: "... in 5 minutes with at" for
       -- at.md, "using which")
@@ -258,8 +262,8 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
     sum(not ident) over () >= 2 and not asksym, json_group_array(pos) over (),
     -- (hx: every key term's hexpr ORed, for hprec; cut: see exact_t)
     group_concat('(' || expr || camelx || ')', ' OR ') over (),
-    (select t2.section_id from tokens as t2, scope
-     where t2.norm = n and t2.section_id between scope.lo and scope.hi order by t2.section_id limit 1 offset 500), aexpr,
+    (select t2.section_id from token_norms as tn join token_rows as t2 on t2.token_id = tn.id, scope
+     where tn.norm = n and t2.section_id between scope.lo and scope.hi order by t2.section_id limit 1 offset 500), aexpr,
     -- (fexpr: hexpr without the synonyms, for a term that has some: a synonym says what a
     -- section is about, but a file name that only a synonym names is another tool's page:
     -- "schedule" finds cron, and cron.md is not named by "crontab schedule"; see hit)
@@ -436,12 +440,13 @@ mcap(cap) as materialized (
 -- at p95 on 100k sections); the candidates' own evidence is looked up in full below.
 exact_t(id, pos, ev) as materialized (
   select tk.section_id, key.pos,
-    max(key.idf * (1 + (tk.token = key.t)) * (1 + 0.5 * (tk.source in ('heading', 'definition')))) / 3.0
+    max(key.idf * (1 + ((case tk.written when '' then tn.norm when '^' then upper(tn.norm) else tk.written end) = key.t)) * (1 + 0.5 * (tk.kind_source % 5 in (0, 1)))) / 3.0
   -- (key named alone, not in a subquery: SQLite then reuses its materialized rows instead of
   -- computing key again)
   from key
   join scope
-  join tokens as tk on tk.norm = key.n and tk.section_id between scope.lo and coalesce(key.cut, scope.hi)
+  join token_norms as tn on tn.norm = key.n
+  join token_rows as tk on tk.token_id = tn.id and tk.section_id between scope.lo and coalesce(key.cut, scope.hi)
   group by tk.section_id, key.pos
 ),
 -- The 10 strongest exact-token sections.
@@ -541,7 +546,7 @@ cand(id, document_id, bm_n, fw, nw, nhead, nstop, named) as materialized (
     named
   from (
     select u.id, s.document_id, min(u.bm) as bm,
-      trim(substr(s.file_words, 1, instr(s.file_words || ' /', ' /') - 1)) as fw,
+      trim(substr(d.file_words, 1, instr(d.file_words || ' /', ' /') - 1)) as fw,
       (select count(*) from json_each('[' || replace(json_quote(lower(s.heading)), ' ', '","') || ']') as j
        where rtrim(ltrim(j.value, '"''`([{<'), '"''`)]}>.,:;!?') not in (select word from mdfts_stopwords)
          and rtrim(ltrim(j.value, '"''`([{<'), '"''`)]}>.,:;!?') <> '') as nhead,
@@ -578,7 +583,8 @@ cand(id, document_id, bm_n, fw, nw, nhead, nstop, named) as materialized (
                         where (cue in ('fix', 'check') or cue in (select n from cue))
                           and instr(' ' || lower(replace(replace(replace(replace(a.heading, ':', ' '), '?', ' '), ',', ' '), '.', ' ')) || ' ',
                                     ' ' || word || ' ') > 0)))) as j) as u
-    join sections_full as s on s.id = u.id
+    join sections as s on s.id = u.id
+    left join documents as d on d.id = s.document_id
     group by u.id)
 ),
 -- One lookup per candidate and key term (FTS5 seeks the row): where the term's stem occurs,
@@ -601,8 +607,9 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, t
              then 2 else 0 end as b, ev,
     -- (a section that holds the token is a section of its page that does)
     case when ev is not null then 1
-         when tok then exists (select 1 from sections as o cross join tokens as tk on tk.norm = n and tk.section_id = o.id
-                               where o.document_id = x.document_id)
+         when tok then exists (select 1 from sections as o cross join token_norms as tn cross join token_rows as tk
+                                 on tk.token_id = tn.id and tk.section_id = o.id
+                               where o.document_id = x.document_id and tn.norm = n)
          else 0 end,
     bm_n, fw, nw, nhead, nstop, named, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx, describes, kpos
   from (
@@ -623,8 +630,8 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, t
                        instr(highlight(sections_fts, 4, char(1), ''), char(1)) as tr
                 from sections_fts where sections_fts match key.hexpr and rowid = cand.id))) as f) as b, key.fexpr,
     case when key.tok then
-      (select max(key.idf * (1 + (tk.token = key.t)) * (1 + 0.5 * (tk.source in ('heading', 'definition')))) / 3.0
-       from tokens as tk where tk.norm = key.n and tk.section_id = cand.id) end as ev,
+      (select max(key.idf * (1 + ((case tk.written when '' then tn.norm when '^' then upper(tn.norm) else tk.written end) = key.t)) * (1 + 0.5 * (tk.kind_source % 5 in (0, 1)))) / 3.0
+       from token_norms as tn join token_rows as tk on tk.token_id = tn.id where tn.norm = key.n and tk.section_id = cand.id) end as ev,
     cand.bm_n, cand.fw, cand.nw, cand.nhead, cand.nstop, cand.named, key.t, key.ident, key.idf, key.total, key.strong,
     key.split, key.nparts, key.jw, key.wide, key.multi,
     key.hx, key.describes, key.kpos
@@ -1150,7 +1157,7 @@ snip_x as materialized (
                       char(10) || '> >', char(10)), char(10) || '>>', char(10)), char(10) || '> ', char(10)),
                     char(10) || '>', char(10)), char(10) || '!!! ', char(10)), char(10) || '???+ ', char(10)),
                     char(10) || '??? ', char(10)), char(10) || '=== ', char(10)), char(10) || ':::', char(10)), 2) as w
-           from sections_full as s where s.id = r.id
+           from sections as s where s.id = r.id
            limit -1 offset 0)) as x
   from ranked as r
 ),
@@ -1234,7 +1241,11 @@ snip_c as materialized (
 )
 select
   row_number() over (order by r.score desc, r.id) as rank,
-  s.id, s.path, s.heading, s.trail, s.anchor, s.level, s.start_line, s.end_line, r.score,
+  s.id, s.path, s.heading,
+  case when s.level = 0 then '[]'
+       when s.ancestors_packed is null then '[' || json_quote(s.heading) || ']'
+       else '["' || replace(s.ancestors_packed, char(31), '", "') || '", ' || json_quote(s.heading) || ']' end as trail,
+  s.anchor, s.level, s.start_line, s.end_line, r.score,
   -- The snippet (see snip_x above): an identifier marked where it first stands alone in the
   -- window (`lw`: space or punctuation each side: --shove is not the start of --shove-with-care),
   -- another key word where it first starts a word (as in snip_at, and after , ; ) ] > too: the
@@ -1294,5 +1305,5 @@ select
     'terms', (select json_group_array(json_remove(j.value, '$.pos'))
               from (select value from json_each(r.terms) order by json_extract(value, '$.pos')) as j)) end as explain
 from snip_c as r
-join sections_full as s on s.id = r.id
+join sections as s on s.id = r.id
 order by r.score desc, r.id;
