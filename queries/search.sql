@@ -27,7 +27,8 @@
 -- (part and term inside it) costs ~1 ms per name: what a later step needs of key or term
 -- rides along on the rows it already reads (part carries term's columns, hit key's, base the
 -- query's describes and key positions, asks the query's role tests, rolex the role words asked
--- for; cue names term once, through json_each). A materialized step named inside a subquery of
+-- for, pool the stop words for cand, key's aw the with/using/via for feature; cue names term
+-- once, through json_each, and holds each pair of neighbouring terms for feature's phrasal test). A materialized step named inside a subquery of
 -- another (`(select ... from key) as k`) may be computed a second time: name it directly. A view
 -- is copied into each place that names it as well, and term (with its token lookups) is copied
 -- into every copy of part and key: so the steps read token_norms and token_rows, not the view
@@ -250,7 +251,7 @@ part(pos, w, df, idf, wide, pw, t, n, strong, ident, tok, prv, nxt, asksym, cnt)
 -- whose stem is a path word (pw, see part) is matched outside the path, each of its phrases
 -- behind `- {path} :`, as its df counts it there.
 key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide, multi, split, asksym,
-    describes, kpos, hx, cut, aexpr, fexpr) as materialized (
+    describes, kpos, hx, cut, aexpr, fexpr, aw) as materialized (
   select pos, t, n, strong, ident, df, idf,
     expr || case when tok then '' else camelx end, expr || camelx || coalesce(hapart, ''),
     sum(idf) over (), nparts,
@@ -267,7 +268,9 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
     -- (fexpr: hexpr without the synonyms, for a term that has some: a synonym says what a
     -- section is about, but a file name that only a synonym names is another tool's page:
     -- "schedule" finds cron, and cron.md is not named by "crontab schedule"; see hit)
-    case when syn <> '' then replace(e0, syn, '') || camelx end
+    case when syn <> '' then replace(e0, syn, '') || camelx end,
+    -- (aw: the term is written right after with, using or via, see fwith in feature)
+    aw
   from (
   select *, case when pw and nparts = 1 then '- {path} : ' || replace(e0, '" OR "', '" OR - {path} : "') else e0 end as expr
   from (
@@ -284,6 +287,7 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
       sum(idf) over (order by df desc, pos desc rows unbounded preceding) as tail, sum(idf) over () as tot
     from (
     select part.pos, part.t, part.n, part.strong, part.ident, part.tok, part.asksym,
+      coalesce(part.prv in ('with', 'using', 'via'), 0) as aw,
       -- (an identifier the index holds matches only as written: it is as rare as that token)
       case when part.strong then min(min(part.df), coalesce((select df from token_df where norm = part.n), 1))
            else min(part.df) end as df,
@@ -495,7 +499,7 @@ fts_all(id, bm) as materialized (
 -- ("charts" names chart.md); a query term's kebab or snake parts count apart ("rook-ceph" names
 -- ceph.md). A plain test of words, not FTS5's stems: it picks and credits sections by their
 -- names, so it must hold word for word (by stems, "configure" would name every Configuration).
-pool(id, bm, inbm, doc, qk, fs) as materialized (
+pool(id, bm, inbm, doc, qk, fs, sw) as materialized (
   select id, bm, inbm, doc, qk,
     case when doc is not null then (
       select case when sum(instr(qk, ' ' || k || ' ') = 0) = 0 then ' ' || group_concat(k, ' ') || ' ' end
@@ -503,7 +507,7 @@ pool(id, bm, inbm, doc, qk, fs) as materialized (
             from documents as d,
               json_each('[' || replace(json_quote(trim(substr(d.file_words, 1, instr(d.file_words || ' /', ' /') - 1))),
                                        ' ', '","') || ']') as f
-            where d.id = x.doc and f.value <> '')) end
+            where d.id = x.doc and f.value <> '')) end, sw
   from (
   select id, coalesce(min(case when inbm then bm end), min(bm)) as bm, max(inbm) as inbm,
     case when max(top) then (select s.document_id from sections as s where s.id = u.id) end as doc
@@ -516,11 +520,13 @@ pool(id, bm, inbm, doc, qk, fs) as materialized (
     union all
     select id, null, 0, 0 from xcand) as u
   group by id) as x,
-  -- (qk: space-separated, with a space at each end, for instr)
-  (select ' ' || group_concat(case when w.value glob '*?s' then substr(w.value, 1, length(w.value) - 1)
-                                   else w.value end, ' ') || ' ' as qk
-   from term, json_each('[' || replace(json_quote(replace(replace(term.n, '-', ' '), '_', ' ')), ' ', '","') || ']') as w
-   where not term.stop and w.value <> '') as q
+  -- (qk: space-separated, with a space at each end, for instr; sw: the stop words the query
+  -- writes, unless it writes nothing else, for cand's nstop: term read once, here)
+  (select ' ' || group_concat(case when not term.stop and w.value <> ''
+                                   then case when w.value glob '*?s' then substr(w.value, 1, length(w.value) - 1)
+                                             else w.value end end, ' ') || ' ' as qk,
+     json_group_array(term.n) filter (where term.stop and not term.allstop) as sw
+   from term, json_each('[' || replace(json_quote(replace(replace(term.n, '-', ' '), '_', ' ')), ' ', '","') || ']') as w) as q
 ),
 -- Candidates: the pools, and the answer beside a Symptoms or Investigation section in the bm25
 -- pools (see `answer` below; found by the document's key within a few sections of it: a fix or
@@ -542,7 +548,7 @@ cand(id, document_id, bm_n, fw, nw, nhead, nstop, named) as materialized (
   select id, document_id, coalesce(bm / nullif(min(bm) over (), 0), 0), fw,
     max(1, length(fw) - length(replace(fw, ' ', '')) + 1), nhead,
     (select count(*) from json_each('[' || replace(json_quote(fw), ' ', '","') || ']') as j
-     where j.value in (select n from term where stop and not allstop)),
+     where j.value in (select value from json_each(sw))),
     named
   from (
     select u.id, s.document_id, min(u.bm) as bm,
@@ -550,11 +556,11 @@ cand(id, document_id, bm_n, fw, nw, nhead, nstop, named) as materialized (
       (select count(*) from json_each('[' || replace(json_quote(lower(s.heading)), ' ', '","') || ']') as j
        where rtrim(ltrim(j.value, '"''`([{<'), '"''`)]}>.,:;!?') not in (select word from mdfts_stopwords)
          and rtrim(ltrim(j.value, '"''`([{<'), '"''`)]}>.,:;!?') <> '') as nhead,
-      max(u.named) as named
+      max(u.named) as named, max(u.sw) as sw
     from (
       -- (each pool row, its page's named sections (as negative ids), then its Solution and
       -- Diagnosis siblings, and those of the role asked for: one reading of pool, see Layout above)
-      select abs(j.value) as id, case when j.value = p.id then p.bm end as bm, j.value < 0 as named
+      select abs(j.value) as id, case when j.value = p.id then p.bm end as bm, j.value < 0 as named, p.sw
       from pool as p, json_each((
         select json_group_array(i) from (
           select p.id as i
@@ -597,7 +603,7 @@ cand(id, document_id, bm_n, fw, nw, nhead, nstop, named) as materialized (
 -- in_page: a section of the candidate's document holds it as an exact token (both by primary
 -- key lookups: the cost does not grow with how many sections hold the token).
 hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx,
-    describes, kpos) as materialized (
+    describes, kpos, aw) as materialized (
   select id, pos,
     -- (the file name bit only by the term's own forms: see fexpr in key; looked up only when
     -- the file name matched and the term has synonyms)
@@ -611,7 +617,7 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, t
                                  on tk.token_id = tn.id and tk.section_id = o.id
                                where o.document_id = x.document_id and tn.norm = n)
          else 0 end,
-    bm_n, fw, nw, nhead, nstop, named, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx, describes, kpos
+    bm_n, fw, nw, nhead, nstop, named, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx, describes, kpos, aw
   from (
   select cand.id, key.pos, key.n, key.tok, cand.document_id, (
     -- (the file name is part of the document: marked once, and then path and title need no look;
@@ -634,7 +640,7 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, t
        from token_norms as tn join token_rows as tk on tk.token_id = tn.id where tn.norm = key.n and tk.section_id = cand.id) end as ev,
     cand.bm_n, cand.fw, cand.nw, cand.nhead, cand.nstop, cand.named, key.t, key.ident, key.idf, key.total, key.strong,
     key.split, key.nparts, key.jw, key.wide, key.multi,
-    key.hx, key.describes, key.kpos
+    key.hx, key.describes, key.kpos, key.aw
   -- (key's columns ride along, so termhit and feature name hit alone: see Layout above)
   from cand, key
   limit -1 offset 0) as x
@@ -647,7 +653,7 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, t
 -- (PaymentsGatewayDown for PaymentsGatewayDown.md); how (for --explain only): exact, stem or none;
 -- held: some candidate holds the term at all (see cover).
 termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
-        wide, in_anc, whole, nw, nhead, nstop, named, multi, how, held, hx, describes, kpos) as materialized (
+        wide, in_anc, whole, nw, nhead, nstop, named, multi, how, held, hx, describes, kpos, aw) as materialized (
   select id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
     wide, in_anc, whole, nw, nhead, nstop, named, multi,
     case when (select explain from q) then
@@ -655,10 +661,10 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
            when (select instr(lower(substr(s.text, 1, 20000) || ' ' || s.path), lower(t))
                  from sections as s where s.id = x.id) then 'exact'
            else 'stem' end end,
-    max(any_ or in_doc or in_page) over (partition by pos), hx, describes, kpos
+    max(any_ or in_doc or in_page) over (partition by pos), hx, describes, kpos, aw
   from (
     select hit.id, hit.pos, hit.t, hit.ident, hit.idf, hit.total, hit.bm_n, hit.hx,
-      hit.describes, hit.kpos,
+      hit.describes, hit.kpos, hit.aw,
       -- an identifier the index holds counts only as written (PAYMENTS_DB_URL is not found in
       -- PAYMENTS_DB_URL_RO, though FTS5 finds its words there in a row), or, for a CamelCase
       -- one, by a heading that writes its words apart ("Door Left Open" for DoorLeftOpen); a
@@ -816,8 +822,11 @@ feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, te
            where s.id = x.id and (mh or s.heading glob '*[-_./]*' or s.heading_parts <> ''
                                   -- (a phrasal verb's two words both find its single verb: one
                                   -- heading word, "Purge" for "clean up", counted once)
-                                  or exists (select 1 from term as a join term as b on b.pos = a.pos + 1
-                                             join mdfts_phrasal as p on p.verb = a.n and p.particle = b.n))), hcount) end,
+                                  -- (cue holds each pair of neighbouring terms, "verb particle")
+                                  or exists (select 1 from cue as c join mdfts_phrasal as p
+                                               on p.verb = substr(c.n, 1, instr(c.n, ' ') - 1)
+                                              and p.particle = substr(c.n, instr(c.n, ' ') + 1)
+                                             where instr(c.n, ' ') > 0))), hcount) end,
     fsh * fsh * fidf as file, fwith and fsh >= 1.0 as fwith, fnw,
     ident, nexact, nident, terms, held, describes, kpos, named, allhead, allident, anc
   from (
@@ -847,7 +856,7 @@ feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, te
     min(1.0, (sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) + max(th.nstop)) * 1.0 / max(th.nw))
       as fsh,
     sqrt(sum(th.idf * th.in_file) / max(th.total)) as fidf,
-    max(th.in_file and th.pos in (select pos from term where prv in ('with', 'using', 'via')))
+    max(th.in_file and th.aw)
       and sum(th.in_file and not exists (select 1 from raw as r where lower(r.v) in ('with', 'using', 'via')
                                           and th.pos between r.pos + 1 and r.pos + th.nw)) = 0 as fwith,
     max(th.nw) as fnw,
