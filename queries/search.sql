@@ -19,7 +19,11 @@
 -- key term in sections_fts (a rowid seek) and in tokens (a primary key), so every signal below
 -- counts terms by the same stemmer, and scored on the signals in `signal`. The
 -- snippet is cut from the section's first 20,000 characters around the first key word found
--- there: its cost is bounded whatever the section holds.
+-- there: its cost is bounded whatever the section holds. A section of over 100,000 characters
+-- (`big`, see cand and hit) is looked up by column filters, never by highlight(), which makes
+-- FTS5 read the whole row through sections_indexed and compute its text, once a lookup: a 20 MB
+-- one cost a search 0.9-2.2 s and ~600 MB; its text's first 20,000 characters come from its
+-- first 40,000.
 -- Layout: the steps form a chain, each naming the step before it once and otherwise only small
 -- ones (q, term, key, m): SQLite copies a common table expression's tree into every place that
 -- names it, copies included, so each extra name of a big step multiplies the time to compile
@@ -544,19 +548,22 @@ pool(id, bm, inbm, doc, qk, fs, sw) as materialized (
 -- by their keys, see pool), and the heading names more than the file name does (the file
 -- name names the system, the heading the task: "<system> <task>"; a page's title that repeats
 -- its file name is no such section).
-cand(id, document_id, bm_n, fw, nw, nhead, nstop, named) as materialized (
+cand(id, document_id, bm_n, fw, nw, nhead, nstop, named, big) as materialized (
   select id, document_id, coalesce(bm / nullif(min(bm) over (), 0), 0), fw,
     max(1, length(fw) - length(replace(fw, ' ', '')) + 1), nhead,
     (select count(*) from json_each('[' || replace(json_quote(fw), ' ', '","') || ']') as j
      where j.value in (select value from json_each(sw))),
-    named
+    named,
+    -- (big: a section of over 100,000 characters, see hit; only a file that large holds one.
+    -- Looked up here, once a candidate: in the grouping below, the body would be copied whole)
+    case when g.bytes > 100000 then (select length(x.body) > 100000 from sections as x where x.id = g.id) else 0 end
   from (
     select u.id, s.document_id, min(u.bm) as bm,
       trim(substr(d.file_words, 1, instr(d.file_words || ' /', ' /') - 1)) as fw,
       (select count(*) from json_each('[' || replace(json_quote(lower(s.heading)), ' ', '","') || ']') as j
        where rtrim(ltrim(j.value, '"''`([{<'), '"''`)]}>.,:;!?') not in (select word from mdfts_stopwords)
          and rtrim(ltrim(j.value, '"''`([{<'), '"''`)]}>.,:;!?') <> '') as nhead,
-      max(u.named) as named, max(u.sw) as sw
+      max(u.named) as named, max(u.sw) as sw, d.bytes
     from (
       -- (each pool row, its page's named sections (as negative ids), then its Solution and
       -- Diagnosis siblings, and those of the role asked for: one reading of pool, see Layout above)
@@ -591,7 +598,7 @@ cand(id, document_id, bm_n, fw, nw, nhead, nstop, named) as materialized (
                                     ' ' || word || ' ') > 0)))) as j) as u
     join sections as s on s.id = u.id
     left join documents as d on d.id = s.document_id
-    group by u.id)
+    group by u.id) as g
 ),
 -- One lookup per candidate and key term (FTS5 seeks the row): where the term's stem occurs,
 -- as bits (NULL: nowhere): 1 anywhere (the row matches), 2 the file name, 4 the document (path,
@@ -603,13 +610,16 @@ cand(id, document_id, bm_n, fw, nw, nhead, nstop, named) as materialized (
 -- in_page: a section of the candidate's document holds it as an exact token (both by primary
 -- key lookups: the cost does not grow with how many sections hold the token).
 hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx,
-    describes, kpos, aw) as materialized (
+    describes, kpos, aw, big) as materialized (
   select id, pos,
     -- (the file name bit only by the term's own forms: see fexpr in key; looked up only when
     -- the file name matched and the term has synonyms)
     b - case when fexpr is not null and coalesce(b & 2, 0) > 0
-                  and coalesce((select instr(highlight(sections_fts, 1, char(1), ''), char(1))
-                                from sections_fts where sections_fts match fexpr and rowid = x.id), 0) = 0
+                  and case when big
+                           then not exists (select 1 from sections_fts
+                                            where sections_fts match '{file_words} : (' || fexpr || ')' and rowid = x.id)
+                           else coalesce((select instr(highlight(sections_fts, 1, char(1), ''), char(1))
+                                          from sections_fts where sections_fts match fexpr and rowid = x.id), 0) = 0 end
              then 2 else 0 end as b, ev,
     -- (a section that holds the token is a section of its page that does)
     case when ev is not null then 1
@@ -617,9 +627,9 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, t
                                  on tk.token_id = tn.id and tk.section_id = o.id
                                where o.document_id = x.document_id and tn.norm = n)
          else 0 end,
-    bm_n, fw, nw, nhead, nstop, named, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx, describes, kpos, aw
+    bm_n, fw, nw, nhead, nstop, named, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx, describes, kpos, aw, big
   from (
-  select cand.id, key.pos, key.n, key.tok, cand.document_id, (
+  select cand.id, key.pos, key.n, key.tok, cand.document_id, cand.big, case when not cand.big then (
     -- (the file name is part of the document: marked once, and then path and title need no look;
     -- 32 times the words of the file name's first match ride above the bits: a kebab term names
     -- as many file name words as its parts, kube-proxy two of KubeProxyDown's three, see file)
@@ -634,7 +644,21 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, t
                              char(1)) as dp,
                        instr(highlight(sections_fts, 3, char(1), ''), char(1)) as hd,
                        instr(highlight(sections_fts, 4, char(1), ''), char(1)) as tr
-                from sections_fts where sections_fts match key.hexpr and rowid = cand.id))) as f) as b, key.fexpr,
+                from sections_fts where sections_fts match key.hexpr and rowid = cand.id))) as f)
+    -- (a big section: a highlight() reads the whole row through sections_indexed, computing its
+    -- text, once a lookup. Its bits come from column filters instead, and a file name match
+    -- counts one word)
+    else (select case when f.fw then 39 else 1 + 4 * f.dp end + 8 * f.hd + 16 * f.tr
+          from (select exists (select 1 from sections_fts
+                               where sections_fts match '{file_words} : (' || key.hexpr || ')' and rowid = cand.id) as fw,
+                  exists (select 1 from sections_fts
+                          where sections_fts match '{path title} : (' || key.hexpr || ')' and rowid = cand.id) as dp,
+                  exists (select 1 from sections_fts
+                          where sections_fts match '{head} : (' || key.hexpr || ')' and rowid = cand.id) as hd,
+                  exists (select 1 from sections_fts
+                          where sections_fts match '{trail} : (' || key.hexpr || ')' and rowid = cand.id) as tr
+                where exists (select 1 from sections_fts where sections_fts match key.hexpr and rowid = cand.id)) as f)
+    end as b, key.fexpr,
     case when key.tok then
       (select max(key.idf * (1 + ((case tk.written when '' then tn.norm when '^' then upper(tn.norm) else tk.written end) = key.t)) * (1 + 0.5 * (tk.kind_source % 5 in (0, 1)))) / 3.0
        from token_norms as tn join token_rows as tk on tk.token_id = tn.id where tn.norm = key.n and tk.section_id = cand.id) end as ev,
@@ -653,18 +677,25 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, t
 -- (PaymentsGatewayDown for PaymentsGatewayDown.md); how (for --explain only): exact, stem or none;
 -- held: some candidate holds the term at all (see cover).
 termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
-        wide, in_anc, whole, nw, nhead, nstop, named, multi, how, held, hx, describes, kpos, aw) as materialized (
+        wide, in_anc, whole, nw, nhead, nstop, named, multi, how, held, hx, describes, kpos, aw, big) as materialized (
   select id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
     wide, in_anc, whole, nw, nhead, nstop, named, multi,
+    -- (a big section's text, its first 20,000 characters, from its first 40,000: text is body
+    -- less ** and ` and with <br> and tabs as spaces, so the two agree but for the last few
+    -- characters of the shorter, and where that still holds more than 20,000 characters that are
+    -- not all trailing spaces, they are the same; else the whole text, as for every other section.
+    -- The snippet and the phrase test read it the same way)
     case when (select explain from q) then
       case when tok then 'exact' when not (any_ or in_doc) then 'none'
-           when (select instr(lower(substr(s.text, 1, 20000) || ' ' || s.path), lower(t))
+           when (select instr(lower(substr(coalesce(case when big then (
+                   select case when length(rtrim(substr(t, 1, length(t) - 10))) > 20000 then t end
+                   from (select trim(replace(replace(replace(replace(substr(s.body, 1, 40000), '**', ''), '`', ''), '<br>', ' '), char(9), ' ')) as t limit -1 offset 0)) end, s.text), 1, 20000) || ' ' || s.path), lower(t))
                  from sections as s where s.id = x.id) then 'exact'
            else 'stem' end end,
-    max(any_ or in_doc or in_page) over (partition by pos), hx, describes, kpos, aw
+    max(any_ or in_doc or in_page) over (partition by pos), hx, describes, kpos, aw, big
   from (
     select hit.id, hit.pos, hit.t, hit.ident, hit.idf, hit.total, hit.bm_n, hit.hx,
-      hit.describes, hit.kpos, hit.aw,
+      hit.describes, hit.kpos, hit.aw, hit.big,
       -- an identifier the index holds counts only as written (PAYMENTS_DB_URL is not found in
       -- PAYMENTS_DB_URL_RO, though FTS5 finds its words there in a row), or, for a CamelCase
       -- one, by a heading that writes its words apart ("Door Left Open" for DoorLeftOpen); a
@@ -776,7 +807,7 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          section that is the answer.
 -- terms: for --explain, each key term's match, in the query's order.
 feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, terms, held, describes, kpos, named,
-        allhead, allident, anc) as materialized (
+        allhead, allident, anc, big) as materialized (
   select id, bm, cover, exact,
     case when nin = 0 then 0.0
          else coalesce((
@@ -819,7 +850,7 @@ feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, te
             from w where w.v <> '')
           select min(1.0, coalesce(sum(f), 0) / max(sum(not grp), 1)) from f where f is not null)
            from sections as s
-           where s.id = x.id and (mh or s.heading glob '*[-_./]*' or s.heading_parts <> ''
+           where s.id = x.id and not x.big and (mh or s.heading glob '*[-_./]*' or s.heading_parts <> ''
                                   -- (a phrasal verb's two words both find its single verb: one
                                   -- heading word, "Purge" for "clean up", counted once)
                                   -- (cue holds each pair of neighbouring terms, "verb particle")
@@ -828,7 +859,7 @@ feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, te
                                               and p.particle = substr(c.n, instr(c.n, ' ') + 1)
                                              where instr(c.n, ' ') > 0))), hcount) end,
     fsh * fsh * fidf as file, fwith and fsh >= 1.0 as fwith, fnw,
-    ident, nexact, nident, terms, held, describes, kpos, named, allhead, allident, anc
+    ident, nexact, nident, terms, held, describes, kpos, named, allhead, allident, anc, big
   from (
   select th.id, max(th.bm_n) as bm, max(th.hx) as hx,
     -- (named, see cand, and the other way round: every key term, wide ones aside, is in the
@@ -863,7 +894,7 @@ feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, te
     sum(case when not th.ident then 0 when th.tok or th.in_doc or th.in_page then 1.0 else 0 end)
       / max(sum(th.ident), 1) as ident,
     sum(th.ident and (th.tok or th.in_doc)) as nexact, sum(th.ident) as nident,
-    sum(th.idf * th.in_anc) / max(th.total) as anc,
+    sum(th.idf * th.in_anc) / max(th.total) as anc, max(th.big) as big,
     -- (group_concat skips NULLs: without --explain this costs nothing)
     '[' || group_concat(case when (select explain from q) then json_object('pos', th.pos, 'term', th.t, 'idf', th.idf,
       'identifier', json(case when th.ident then 'true' else 'false' end), 'match', th.how) end) || ']' as terms,
@@ -876,7 +907,7 @@ feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, te
   limit -1 offset 0) as x  -- (not flattened: the aggregates would be computed once per use)
 ),
 signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms, held,
-       describes, kpos, trail) as materialized (
+       describes, kpos, trail, big) as materialized (
   select f.id, case when f.named and f.cover >= 0.9999 then 1.0 else f.bm end, f.cover, f.exact, f.hprec,
     -- (a tool the query says to use: the page whose whole name the words after with, using or
     -- via spell, the longest such, "with terraform plan" for terraform-plan.md, not terraform.md)
@@ -888,7 +919,10 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
     -- cleaning]` and its definition `[pugmill cleaning]: https://...` - is taken out first; a
     -- link's own text, `[pugmill cleaning](...)`, is seen and stays)
     case when (select count(*) from raw) >= 2 then
-      coalesce((select instr(replace(replace(lower(substr(s.text, 1, 20000)), '][' || x.p || ']', ''),
+      coalesce((select instr(replace(replace(lower(substr(coalesce(case when f.big then (
+                   select case when length(rtrim(substr(t, 1, length(t) - 10))) > 20000 then t end
+                   from (select trim(replace(replace(replace(replace(substr(s.body, 1, 40000), '**', ''), '`', ''), '<br>', ' '), char(9), ' ')) as t limit -1 offset 0)) end, s.text), 1, 20000)),
+                                             '][' || x.p || ']', ''),
                                      '[' || x.p || ']:', ''), x.p) > 0
                 from sections as s, (select lower(trim(s)) as p from q) as x where s.id = f.id), 0)
     else 0 end,
@@ -901,8 +935,11 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
     -- section of it one. By the sections table, not FTS5: a highlight() of another row whose
     -- rowid comes from a subquery read on through the role words' rows, 150 ms at p95 on 100k)
     (select case when x.e is null then 0
-                 when coalesce((select instr(highlight(sections_fts, 3, char(1), ''), char(1)) > 0 from sections_fts
-                                where sections_fts match x.e and rowid = f.id), 0) then 1
+                 when case when f.big
+                           then exists (select 1 from sections_fts
+                                        where sections_fts match '{head} : (' || x.e || ')' and rowid = f.id)
+                           else coalesce((select instr(highlight(sections_fts, 3, char(1), ''), char(1)) > 0 from sections_fts
+                                          where sections_fts match x.e and rowid = f.id), 0) end then 1
                  else exists (select 1 from sections as c join sections as p on p.id = c.parent_id
                               where c.id = f.id and p.level > 1
                                 and lower(trim(p.heading)) in (select value from json_each(x.words))) end
@@ -922,12 +959,20 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
                       * case when s.level = 1 then 1.0 else 0.15 end
                  else 0 end
      from (select id, level, next_id, heading, heading_parts,
-                  length(trim(substr(b, instr(b || char(10), char(10))), ' =-' || char(9) || char(10))) as n
-           from (select id, level, next_id, heading, heading_parts, trim(body) as b
-                 from sections where id = f.id)) as s),
+                  -- (a big section's first 40,000 characters: more than 250 of its own there are
+                  -- more than 250 in the whole; else the whole is read)
+                  case when f.big and n0 <= 250
+                       then (select length(trim(substr(b, instr(b || char(10), char(10))), ' =-' || char(9) || char(10)))
+                             from (select trim(body) as b from sections where id = f.id limit -1 offset 0))
+                       else n0 end as n
+           from (select id, level, next_id, heading, heading_parts,
+                        length(trim(substr(b, instr(b || char(10), char(10))), ' =-' || char(9) || char(10))) as n0
+                 from (select id, level, next_id, heading, heading_parts,
+                              trim(case when f.big then substr(body, 1, 40000) else body end) as b
+                       from sections where id = f.id))) as s),
     f.ident, f.nexact, f.nident, f.terms, coalesce(f.held, ''), f.describes, f.kpos,
     -- (trail: only for a heading the query names in full, see the signals)
-    case when f.hprec >= 0.9999 then f.anc else 0 end
+    case when f.hprec >= 0.9999 then f.anc else 0 end, f.big
   from feature as f
 ),
 -- (A section's children follow it at once: it has some when the next section's parent is it.)
@@ -1016,7 +1061,7 @@ asks(act, chk, rq, wq) as materialized (
 -- does not: it asks for the lead-in's own list); first: the section is its parent's first
 -- child (looked up only when the query asks what to do: only a lead-in's hand-off reads it).
 base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms,
-     document_id, parent_id, sym, ans, lead, first, held, kpos, halt, trail) as materialized (
+     document_id, parent_id, sym, ans, lead, first, held, kpos, halt, trail, big) as materialized (
   select g.id, w.bm * g.bm + w.cover * g.cover + w.exact * g.exact
                + w.hprec * g.hprec + w.file * g.file + w.phrase * g.phrase + w.role * g.role
                + w.empty * g.empty + w.ident * g.ident + w.trail * g.trail,
@@ -1039,7 +1084,7 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
     case when a.act then coalesce((select p.next_id from sections as p where p.id = s.parent_id) = s.id, 0) else 0 end,
     g.held, g.kpos,
     -- (halt: the path's file extension, see `close`)
-    ' OR ("' || replace(replace(s.path, rtrim(s.path, replace(s.path, '.', '')), ''), '"', '""') || '"', g.trail
+    ' OR ("' || replace(replace(s.path, rtrim(s.path, replace(s.path, '.', '')), ''), '"', '""') || '"', g.trail, g.big
   from signal as g join sections as s on s.id = g.id, weight as w,
     asks as a
 ),
@@ -1067,7 +1112,7 @@ close as materialized (
                                           where case
                                             -- (a match can straddle the end of the heading line only
                                             -- when the heading holds one of the two words)
-                                            when b.hprec >= 1 or (instr(b.held, ',-' || g.a || ',') = 0
+                                            when b.hprec >= 1 or b.big or (instr(b.held, ',-' || g.a || ',') = 0
                                                                   and instr(b.held, ',-' || g.b || ',') = 0)
                                             then exists (select 1 from sections_fts where sections_fts match f.e and rowid = b.id)
                                             -- (h: the text column, each word of a NEAR match marked;
@@ -1160,13 +1205,18 @@ snip_x as materialized (
                                    else '' end, ''), ltrim(w, '# ')),
               char(10), ' '), char(13), ' '), char(9), ' '), '|', ' '), '---', ''),
               '   ', ' '), '   ', ' '), '  ', ' '), '  ', ' '))
-     from (select s.level as lv,
+     from (select lv,
              substr(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
-                      char(10) || substr(s.text, 1, 20000), char(1), ''), char(2), ''), char(3), ''),
+                      char(10) || t0, char(1), ''), char(2), ''), char(3), ''),
                       char(10) || '> >', char(10)), char(10) || '>>', char(10)), char(10) || '> ', char(10)),
                     char(10) || '>', char(10)), char(10) || '!!! ', char(10)), char(10) || '???+ ', char(10)),
                     char(10) || '??? ', char(10)), char(10) || '=== ', char(10)), char(10) || ':::', char(10)), 2) as w
-           from sections as s where s.id = r.id
+           from (select s.level as lv,
+                   substr(coalesce(case when (select d.bytes from documents as d where d.id = s.document_id) > 100000 then (
+                     select case when length(rtrim(substr(t, 1, length(t) - 10))) > 20000 then t end
+                     from (select trim(replace(replace(replace(replace(substr(s.body, 1, 40000), '**', ''), '`', ''), '<br>', ' '), char(9), ' ')) as t limit -1 offset 0)) end, s.text), 1, 20000) as t0
+                 from sections as s where s.id = r.id
+                 limit -1 offset 0)
            limit -1 offset 0)) as x
   from ranked as r
 ),

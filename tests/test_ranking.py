@@ -17,6 +17,8 @@ from click.testing import CliRunner
 
 import mdfts
 from mdfts.cli import cli
+from mdfts.index import connect
+from mdfts.queries import get_query, run_query
 
 # A troubleshooting page whose Investigation, not its Symptoms, holds what a question describes.
 INVESTIGATION_PAGE = {
@@ -1333,6 +1335,32 @@ def test_snippet_is_cut_from_a_bounded_window(tmp_path: Path) -> None:
     assert "[needle]" in hit.snippet and len(hit.snippet) <= 200
     (far,) = mdfts.search(db, "haystackend", limit=1)  # beyond the window: the section's start
     assert far.snippet.startswith("needle w00001") and "[" not in far.snippet and len(far.snippet) <= 120
+
+
+def test_a_big_section_is_scored_without_fts5_reading_its_row(tmp_path: Path) -> None:
+    """A section of over 100,000 characters (issue #15: a 20 MB one cost a search 0.9 to 2.2 s and
+    ~600 MB): each highlight() of a candidate makes FTS5 read its whole row through
+    sections_indexed, computing its text, once a key term. A big section's evidence comes from
+    column filters instead, and its snippet and phrase test from its first 40,000 characters, so
+    no search reads its row through FTS5, and its hit is the one the words in it make."""
+    filler = " ".join(f"glaze{i % 97} pots" for i in range(20000))
+    files = {"pots/firing.md": "# Firing\n\n## Kiln schedule\n\nThe kiln schedule for cone six, **slow** at first.\n\n"
+                               + filler + "\n",
+             "pots/other.md": "# Other\n\nNothing about it.\n"}
+    db = build_case(tmp_path, files)
+    conn = connect(db)
+    reads: list[str] = []
+    conn.set_trace_callback(reads.append)
+    query = get_query(conn, "search")
+    rows = run_query(conn, query, {"q": "kiln schedule"}) + run_query(conn, query, {"q": "kiln schedule", "explain": 1})
+    conn.close()
+    assert not [r for r in reads if r.startswith("-- SELECT") and "sections_indexed" in r]
+    assert [(r["path"], r["heading"], r["rank"]) for r in rows] == [("pots/firing.md", "Kiln schedule", 1)] * 2
+    assert rows[0]["snippet"].startswith("The [kiln] schedule for cone six, slow at first. glaze0 pots glaze1")
+    assert rows[0]["body"] == files["pots/firing.md"][len("# Firing\n\n"):].rstrip("\n")
+    why = json.loads(rows[1]["explain"])
+    assert why["signals"]["hprec"]["value"] == 1 and why["signals"]["phrase"]["value"] == 1
+    assert [t["match"] for t in why["terms"]] == ["exact", "exact"]
 
 
 def test_snippet_is_prose_below_the_heading(tmp_path: Path) -> None:
