@@ -1156,10 +1156,13 @@ close as materialized (
 -- SQLite another pass, and compile time, over every column carried here. A lead-in sorts by
 -- its own id (`peer`), so its frame is that of its children, its first child among them.)
 ranked(id, score, bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, page, nexact, nident,
-       terms, kpos, trail) as (
+       terms, kpos, trail, rank) as (
   select b.id, round(b.score1 + w.answer * b.answer + w.page * b.page, 6),
     b.bm, b.cover, b.exact, b.hprec, b.file, b.phrase, b.role, b.empty, b.ident, b.answer, b.near, b.page,
-    b.nexact, b.nident, b.terms, b.kpos, b.trail
+    b.nexact, b.nident, b.terms, b.kpos, b.trail,
+    -- (the rank here, over these few columns: in the last select its window would copy every
+    -- column of each row, the body too, through a table of its own)
+    row_number() over (order by round(b.score1 + w.answer * b.answer + w.page * b.page, 6) desc, b.id)
   from (select b.*, case when b.ans then max(0, coalesce(max(case when b.sym then b.score1 end) over (
                                   partition by b.document_id order by b.peer
                                   range between current row and current row),
@@ -1299,7 +1302,7 @@ snip_c as materialized (
   limit -1 offset 0)
 )
 select
-  row_number() over (order by r.score desc, r.id) as rank,
+  r.rank,
   s.id, s.path, s.heading,
   case when s.level = 0 then '[]'
        when s.ancestors_packed is null then '[' || json_quote(s.heading) || ']'
