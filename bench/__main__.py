@@ -12,6 +12,7 @@ from bench import (
     incremental,
     mixed,
     pages,
+    samerows,
     selfcheck,
     signals,
     speed,
@@ -35,6 +36,7 @@ cli.add_command(devsets.main, "devsets")
 cli.add_command(selfcheck.main, "selfcheck")
 cli.add_command(mixed.main, "mixed")
 cli.add_command(signals.main, "signals")
+cli.add_command(samerows.main, "samerows")
 
 if __name__ == "__main__":
     cli()

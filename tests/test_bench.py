@@ -403,3 +403,20 @@ def test_signals_report_checks_the_rescoring_against_the_sql() -> None:
     loo = [line for line in proc.stdout.splitlines() if line.startswith("| bm25 |") or line.startswith("| page |")]
     assert len(loo) == 2
     assert "Leave-one-set-out" not in proc.stdout
+
+
+def test_samerows_finds_the_run_whose_rows_differ(fixture_db: Path, tmp_path: Path) -> None:
+    sql = (REPO / "queries" / "search.sql").read_text(encoding="utf-8")
+    (tmp_path / "same.sql").write_text(sql, encoding="utf-8")
+    # a version whose explain column is another text: only the explain runs differ
+    (tmp_path / "other.sql").write_text(sql.replace("'score', r.score,", "'score', r.score + 1,"), encoding="utf-8")
+    (tmp_path / "q.jsonl").write_text('{"q": "rollback"}\n{"q": ""}\n', encoding="utf-8")
+    argv = [sys.executable, "-m", "bench", "samerows", str(REPO / "queries" / "search.sql")]
+    same = subprocess.run([*argv, str(tmp_path / "same.sql"), f"{fixture_db}={tmp_path / 'q.jsonl'}"],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert same.returncode == 0, same.stderr
+    assert same.stdout.splitlines()[-1].startswith("all: 6 runs, ") and same.stdout.endswith(" 0 differ\n")
+    other = subprocess.run([*argv, str(tmp_path / "other.sql"), f"{fixture_db}={tmp_path / 'q.jsonl'}"],
+                           capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert other.returncode == 1
+    assert "  differs: 'rollback' (explain)\n" in other.stdout and other.stdout.endswith(" 1 differ\n")
