@@ -36,7 +36,10 @@
 -- another (`(select ... from key) as k`) may be computed a second time: name it directly. A view
 -- is copied into each place that names it as well, and term (with its token lookups) is copied
 -- into every copy of part and key: so the steps read token_norms and token_rows, not the view
--- tokens, and sections and documents, not sections_full (the views cost 13% of the compile). Likewise
+-- tokens, and sections and documents, not sections_full (the views cost 13% of the compile). Each
+-- distinct window (partition, order, frame) of a select becomes a subquery over every column
+-- and expression that select carries: windows go in steps of few columns (the rank is numbered
+-- in ranked, not beside the snippet in the last select). Likewise
 -- a derived column used twice is computed twice once SQLite flattens its subquery: `limit -1
 -- offset 0` keeps such a subquery whole. And an AND or OR that is a value (not a WHERE
 -- condition) computes both sides, whatever the first one says: a costly test goes behind a CASE
