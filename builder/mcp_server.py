@@ -268,36 +268,51 @@ def _result(text: str, data: dict[str, Any]) -> CallToolResult:
 
 @dataclass(frozen=True, slots=True)
 class _Lines:
-    """What of a section's body a fetch shows: its first lines, the characters of the body they
-    take, whether that is all of it, the tokens used with them, and a line cut to fit, if any,
-    as (line number, characters shown, characters)."""
+    """What of a section's body a fetch shows: its lines from the first one asked for, where in
+    the body they start and end, whether that is the rest of it, the tokens used with them, and a
+    line cut to fit, if any, as (line number, characters shown, characters), with whether any
+    line follows it."""
 
     lines: list[str]
+    begin: int
     chars: int
     whole: bool
     used: int
     cut: tuple[int, int, int] | None = None
+    more: bool = False
 
 
 CUT = "…"  # ends a line cut to fit
 
 
-def _lines_within(h: Hit, line_numbers: bool, budget: int, used: int, longest: int) -> _Lines:
-    """The body's first whole lines (numbered from its start line) while `used` tokens plus them
-    fit `budget`. A line that does not fit, and could not in any fetch of this budget (it is more
-    than `longest` tokens, what is left after the section's header line), is cut to the room left:
-    whole lines only never showed a 1 MB line at all. Read a line at a time: a 20 MB section was
-    split and numbered whole for 24 KB of answer."""
+def _line_offset(body: str, n: int) -> int:
+    """Where the body's line `n` (0 = its first) starts; len(body) when it has no such line."""
+    start = 0
+    for _ in range(n):
+        found = body.find("\n", start)
+        if found < 0:
+            return len(body)
+        start = found + 1
+    return start
+
+
+def _lines_within(h: Hit, line_numbers: bool, budget: int, used: int, longest: int, skip: int = 0) -> _Lines:
+    """The body's whole lines from its line `skip` on (numbered as in the file) while `used`
+    tokens plus them fit `budget`. A line that does not fit, and could not in any fetch of this
+    budget (it is more than `longest` tokens, what is left after the section's header line), is
+    cut to the room left: whole lines only never showed a 1 MB line at all. Read a line at a
+    time: a 20 MB section was split and numbered whole for 24 KB of answer."""
     body = h.body
     end = len(body)
     while end and body[end - 1] == "\n":
         end -= 1
     kept: list[str] = []
-    start = 0
+    start = begin = _line_offset(body, skip)
+    first = h.start_line + skip
     while start <= end:
         stop = body.find("\n", start, end)
         stop = end if stop < 0 else stop
-        number = f"{h.start_line + len(kept)}: " if line_numbers else ""
+        number = f"{first + len(kept)}: " if line_numbers else ""
         line = number + body[start:stop]
         cost = _count(line + "\n")
         if used + cost > budget:
@@ -306,12 +321,13 @@ def _lines_within(h: Hit, line_numbers: bool, budget: int, used: int, longest: i
                 if shown:
                     kept.append(number + body[start:start + shown] + CUT)
                     used += _count(kept[-1] + "\n")
-                    return _Lines(kept, start + shown, False, used, (h.start_line + len(kept) - 1, shown, stop - start))
-            return _Lines(kept, start, False, used)
+                    return _Lines(kept, begin, start + shown, False, used,
+                                  (first + len(kept) - 1, shown, stop - start), stop < end)
+            return _Lines(kept, begin, start, False, used)
         used += cost
         kept.append(line)
         start = stop + 1
-    return _Lines(kept, len(body), True, used)
+    return _Lines(kept, begin, len(body), True, used)
 
 
 def _prefix_within(text: str, start: int, stop: int, room: int) -> int:
@@ -465,6 +481,8 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
             text = f"no document's path starts with {_brief(path_prefix or '')!r}; the outline resource lists the paths"
         return _result(text + _clamp_note(clamped), data)
 
+    fetch_defaults: dict[str, Any] = {"include": "section", "max_tokens": None, "line_numbers": True}
+
     @srv.tool(annotations=READ_ONLY)
     def fetch(
         ref: Annotated[str, Field(description="A result's ref: path#anchor, path:line, id, or a path for its outline")],
@@ -473,6 +491,8 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         max_tokens: Annotated[int | None, Field(description=f"Size limit (server maximum {caps.max_tokens})")] = None,
         line_numbers: bool = True,
         index: IndexName = None,
+        from_line: Annotated[int | None, Field(description="Start at this line of the file: a cut "
+                                                           "result's next_line")] = None,
     ) -> CallToolResult:
         """Read a section (line-numbered markdown) by the ref a search, token or outline result gave."""
         clamped: dict[str, Any] = {}
@@ -481,8 +501,14 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         with s.reading(index) as chosen:
             name, ix = s.one(chosen, ref)
             shown = _show(ix, ref)
+            # The call that goes on where this one stops: the same one, from a later line.
+            again: dict[str, Any] = {"ref": _ref(shown.ref, shown.id) if isinstance(shown, Hit) else shown.path}
+            again.update({k: v for k, v in (("include", include), ("max_tokens", max_tokens),
+                                             ("line_numbers", line_numbers)) if v != fetch_defaults[k]})
+            if len(indexes) > 1:
+                again["index"] = name
             if isinstance(shown, Outline):
-                return _outline_result(name, shown, budget, clamped)
+                return _outline_result(name, shown, budget, clamped, from_line, again)
             hits = [shown]
             if include != "section":
                 wanted = ("parent",) if include == "parent" else ("parent", "previous", "next")
@@ -490,38 +516,56 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
                 for relation, h in relative_hits(ix, shown.id):  # a first subsection's parent is its previous too
                     if relation in wanted:
                         picked.setdefault(h.id, h.with_(relation=relation))
-                hits = sorted(picked.values(), key=lambda h: h.start_line)
+                hits = sorted(picked.values(), key=lambda h: h.start_line)  # (sections share no line)
+        if from_line is not None:
+            if from_line > hits[-1].end_line:
+                raise ToolError(f"from_line {from_line} is past what {_brief(ref)!r} reads "
+                                f"(lines {hits[0].start_line}-{hits[-1].end_line})")
+            hits = [h for h in hits if h.end_line >= from_line]
         hits = [_named(h) for h in hits]
         shown_ref = _ref(shown.ref, shown.id)
         out: list[str] = []
         sections: list[dict[str, Any]] = []
-        truncated, next_line, used = False, None, 0
+        truncated, next_line, next_from, used = False, None, None, 0
         cut: tuple[int, int, int] | None = None
-        for h in hits:
+        for n, h in enumerate(hits):
             rel = "self" if h.id == shown.id else h.relation
-            head = f"## [{h.id}] {h.lines} {h.title}" + ("" if rel == "self" else f" ({rel} of {shown_ref})")
+            skip = max(from_line - h.start_line, 0) if from_line is not None and n == 0 else 0
+            head = (f"## [{h.id}] {h.lines} {h.title}" + ("" if rel == "self" else f" ({rel} of {shown_ref})")
+                    + (f" (from line {h.start_line + skip})" if skip else ""))
             used += _count(head + "\n")
-            got = _lines_within(h, line_numbers, budget, used, budget - _count(head + "\n"))  # 4 bytes a token
+            got = _lines_within(h, line_numbers, budget, used, budget - _count(head + "\n"), skip)  # 4 bytes a token
             used = got.used
             if not got.whole:
-                truncated, next_line, cut = True, h.start_line + len(got.lines) - bool(got.cut), got.cut
+                truncated, cut = True, got.cut
+                next_line = h.start_line + skip + len(got.lines) - bool(got.cut)
+                # After a cut line: the next one (a fetch of this budget cannot show it whole either).
+                next_from = next_line if not cut else next_line + 1 if got.more or n + 1 < len(hits) else None
             out.append("\n".join([head, *got.lines]))
-            body = h.body if got.whole else h.body[:got.chars] or "\n"  # (as "\n".join of no lines, + "\n")
-            sections.append({**h.with_(index=name).to_dict(), "title": h.title, "relation": rel, "body": body})
+            body = h.body[got.begin:got.chars]
+            if not got.whole:
+                body = body or "\n"  # (as "\n".join of no lines, + "\n")
+            section = {**h.with_(index=name).to_dict(), "title": h.title, "relation": rel, "body": body}
+            if skip:
+                section["from_line"] = h.start_line + skip
+            sections.append(section)
             if truncated:
                 break
         data: dict[str, Any] = {"ref": _brief(ref), "index": name, "sections": sections, "truncated": truncated}
         if truncated:
             data["next_line"] = next_line
+        if next_from is not None:
+            data["next"] = {**again, "from_line": next_from}
         if cut:
             data["cut_line"] = {"line": cut[0], "shown": cut[1], "chars": cut[2]}
         if clamped:
             data["clamped"] = clamped
         text = "\n\n".join(out)
+        go_on = f"; next: {_call_text('fetch', data['next'])}" if next_from is not None else ""
         if cut:
-            text += f"\n[… line {cut[0]} cut after {cut[1]:,} of {cut[2]:,} characters for max_tokens {budget}]"
+            text += f"\n[… line {cut[0]} cut after {cut[1]:,} of {cut[2]:,} characters for max_tokens {budget}{go_on}]"
         elif truncated:
-            text += f"\n[… truncated at line {next_line} for max_tokens {budget}]"
+            text += f"\n[… truncated at line {next_line} for max_tokens {budget}{go_on}]"
         return _result(text + _clamp_note(clamped), data)
 
     @srv.tool(annotations=READ_ONLY)
@@ -591,7 +635,8 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
                 if isinstance(shown, Hit):  # a section's ref: the outline of its document
                     shown = _show(ix, shown.path)
                 assert isinstance(shown, Outline)
-                return _outline_result(name, shown, caps.max_tokens)
+                return _outline_result(name, shown, caps.max_tokens,
+                                       again={"ref": shown.path, **({"index": name} if len(indexes) > 1 else {})})
             docs = [(n, d) for n, ix in chosen.items() for d in ix.outline(None)
                     if not path or d.path.startswith(path)]
         many = len(chosen) > 1
@@ -664,10 +709,12 @@ def _within(budget: int, lines: Sequence[str]) -> list[str]:
     return list(lines)
 
 
-def _outline_result(name: str, shown: Outline, budget: int, clamped: dict[str, Any] | None = None) -> CallToolResult:
-    """A document's headings, as many as fit `budget` tokens (a file may have 50,000), each named
-    as a result names a section."""
-    entries = shown.entries
+def _outline_result(name: str, shown: Outline, budget: int, clamped: dict[str, Any] | None = None,
+                    from_line: int | None = None, again: dict[str, Any] | None = None) -> CallToolResult:
+    """A document's headings (from `from_line` on, when given), as many as fit `budget` tokens (a
+    file may have 50,000), each named as a result names a section; when more are left, the fetch
+    call (`again`, from a later line) that lists them."""
+    entries = shown.entries if from_line is None else tuple(e for e in shown.entries if e.end_line >= from_line)
     head = f"{shown.path} — {_name(shown.title)}"
     lines = _within(budget, [head] + [f"{'  ' * max(e.level - 1, 0)}{_ref(e.ref, e.id)}  lines {e.start_line}-"
                                       f"{e.end_line}  ~{e.tokens} tokens" for e in entries])
@@ -678,10 +725,17 @@ def _outline_result(name: str, shown: Outline, budget: int, clamped: dict[str, A
     if clamped:
         data["clamped"] = clamped
     if len(kept) < len(entries):
+        rest = entries[len(kept)].start_line
+        data["next"] = {**(again or {"ref": shown.path}), "from_line": rest}
         lines = lines or [head]
-        lines.append(f"[… {len(entries) - len(kept):,} more headings, from line {entries[len(kept)].start_line}; "
-                     f"fetch {shown.path}:LINE for one]")
+        lines.append(f"[… {len(entries) - len(kept):,} more headings, from line {rest}; "
+                     f"next: {_call_text('fetch', data['next'])}; fetch {shown.path}:LINE for one]")
     return _result("\n".join(lines) + _clamp_note(clamped or {}), data)
+
+
+def _call_text(tool: str, args: dict[str, Any]) -> str:
+    """A call as a line of text names it: fetch(ref="runbooks/x.md#y", from_line=93)."""
+    return f"{tool}(" + ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items()) + ")"
 
 
 _OPEN: dict[int, list[Index]] = {}  # server → the connections it opened, for close_server

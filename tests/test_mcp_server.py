@@ -5,8 +5,10 @@ rank, clamped caps, unknown arguments, resources; one stdio subprocess and one H
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -212,8 +214,12 @@ async def test_every_result_is_bounded_whatever_the_headings(long_names_db: Path
                 if args.get("path") == "many.md":
                     assert data["truncated"] is True and 0 < len(data["headings"]) < 2_000
                     n = len(data["headings"])
-                    assert text.endswith(f"[… {2_000 - n:,} more headings, from line {4 * n + 1}; "
-                                         "fetch many.md:LINE for one]")
+                    assert text.endswith(f"[… {2_000 - n:,} more headings, from line {4 * n + 1}; next: "
+                                         f'fetch(ref="many.md", from_line={4 * n + 1}); fetch many.md:LINE for one]')
+                    _, rest, _ = await _call(c, "fetch", **data["next"])
+                    assert rest["headings"][0] == {**data["headings"][0], **{
+                        k: v for k, v in rest["headings"][0].items() if k not in ("path", "level")}}
+                    assert rest["headings"][0]["start_line"] == 4 * n + 1
             # A ref too long to repeat is the section's id, which fetch takes back.
             assert all(len(h["ref"]) < 300 for h in hits) and any(h["ref"] == str(h["id"]) for h in hits)
             _, one, _ = await _call(c, "fetch", ref=hits[0]["ref"])
@@ -264,13 +270,18 @@ async def test_fetch_cuts_a_line_longer_than_max_tokens_and_says_so(tmp_path: Pa
         async with Client(srv, raise_exceptions=True) as c:
             text, data, err = await _call(c, "fetch", ref="oneline.md#one-line")
             plain, plain_data, _ = await _call(c, "fetch", ref="oneline.md:5", line_numbers=False)
+            after, after_data, _ = await _call(c, "fetch", **data["next"])
     finally:
         close_server(srv)
     lines = text.splitlines()
     shown = data["cut_line"]["shown"]
     assert not err and lines[1:5] == ["1: # One line", "2: ", "3: intro", "4: "]
     assert lines[5] == "5: " + long_line[:shown] + "…" and 3_000 < shown < 4_000
-    assert lines[6:] == [f"[… line 5 cut after {shown:,} of 1,000,000 characters for max_tokens 1000]"]
+    # What goes on is the next line: a fetch of this budget cannot show the 1 MB one either.
+    assert lines[6:] == [f"[… line 5 cut after {shown:,} of 1,000,000 characters for max_tokens 1000; "
+                         'next: fetch(ref="oneline.md#one-line", from_line=6)]']
+    assert after.splitlines() == ["## [1] oneline.md:1-7 One line (from line 6)", "6: ", "7: after"]
+    assert after_data["sections"][0]["body"] == "\nafter" and after_data["truncated"] is False
     assert (len("\n".join(lines[:6]).encode()) + 3) // 4 <= 1000  # the cut line within the budget
     assert data["truncated"] is True and data["next_line"] == 5
     assert data["cut_line"] == {"line": 5, "shown": shown, "chars": 1_000_000}
@@ -285,6 +296,59 @@ async def test_fetch_is_cut_to_max_tokens_and_says_where(client: Client) -> None
     assert (len(text.encode()) + 3) // 4 < 100 + 40  # the body lines within the budget, plus the notes
     _, big, _ = await _call(client, "fetch", ref=ROLLBACK, max_tokens=100000)
     assert big["clamped"]["max_tokens"] == {"asked": 100000, "used": 1500, "why": "server maximum"}
+
+
+async def _read_on(c: Client, **args: Any) -> list[tuple[str, dict[str, Any]]]:
+    """Fetch, then make the call each result's text names until one is whole: each (text,
+    structured content)."""
+    results: list[tuple[str, dict[str, Any]]] = []
+    while True:
+        text, data, err = await _call(c, "fetch", **args)
+        assert not err, text
+        results.append((text, data))
+        if not data["truncated"]:
+            return results
+        named = re.search(r"; next: fetch\((.*)\)\]$", text.splitlines()[-1])
+        assert named, text.splitlines()[-1]
+        args = {k: json.loads(v) for k, v in re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|\d+|true|false)', named.group(1))}
+        assert args == data["next"]
+        assert len(results) < 50
+
+
+@pytest.mark.parametrize("include", ["section", "neighbors"])
+async def test_a_cut_fetch_names_the_call_that_reads_on(client: Client, include: str) -> None:
+    # `fetch path:LINE` starts at the section's first line, so "[… truncated at line 93]" could
+    # not be acted on: the same 100 tokens again. Now the hint is the call that goes on.
+    _, whole, _ = await _call(client, "fetch", ref=ROLLBACK, include=include)
+    assert not whole["truncated"]
+    results = await _read_on(client, ref=ROLLBACK, include=include, max_tokens=100)
+    assert len(results) > 2
+    assert all((len(text.encode()) + 3) // 4 < 100 + 60 for text, _ in results)
+    numbered = [line for text, _ in results for line in text.splitlines() if re.match(r"\d+: ", line)]
+    want = [f"{h['start_line'] + i}: {line}" for h in whole["sections"]
+            for i, line in enumerate(h["body"].rstrip("\n").split("\n"))]
+    assert numbered == want  # every line once, in order
+    parts = [part for _, data in results for part in data["sections"]]
+    bodies: dict[int, str] = {}
+    for part, after in zip(parts, [*parts[1:], None], strict=True):
+        if part["body"] == "\n" and after is not None and after["id"] == part["id"]:
+            continue  # only its heading line fit: the next call starts it again
+        bodies[part["id"]] = bodies.get(part["id"], "") + part["body"]
+    assert bodies == {h["id"]: h["body"] for h in whole["sections"]}
+    for (_, before), (text, data) in itertools.pairwise(results):
+        first = data["sections"][0]
+        assert first.get("from_line", first["start_line"]) == before["next"]["from_line"]
+        assert text.splitlines()[0].endswith(f" (from line {first['from_line']})" if "from_line" in first
+                                             else first["title"] + ("" if first["relation"] == "self" else
+                                                                    f" ({first['relation']} of {ROLLBACK})"))
+
+
+async def test_a_fetch_from_a_line_past_the_section_says_which_lines_it_has(client: Client) -> None:
+    text, _, err = await _call(client, "fetch", ref=ROLLBACK, from_line=104)
+    assert err and text.endswith("from_line 104 is past what 'runbooks/payments.md#rollback-procedure' reads "
+                                 "(lines 83-103)")
+    _, data, err = await _call(client, "fetch", ref=ROLLBACK, from_line=1)  # before it: all of it
+    assert not err and "from_line" not in data["sections"][0] and not data["truncated"]
 
 
 @pytest.mark.parametrize("asked", [0, -1])
