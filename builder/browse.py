@@ -34,9 +34,10 @@ HIDDEN_TABLES = ("term_df", "token_df", "mdfts_pathwords", "mdfts_stopwords", "m
 # Exact-token columns offered as array facets: the kinds people filter a docs tree by.
 FACET_ARRAYS = ("env_vars", "cli_flags", "error_codes")
 SQL_TIME_LIMIT_MS = 1000
-# `mdfts serve` caps its own address space: whatever a visitor's SQL (with --allow-sql) or a
-# page asks for, the server fails that request (MemoryError, "out of memory") instead of the
-# machine running out. Datasette, uvicorn and their threads reserve ~0.6 GiB of it idle.
+# `mdfts serve` and `mdfts mcp` cap their own address space: whatever a visitor's SQL (with
+# --allow-sql), a page or an agent's call asks for, the server fails that request (MemoryError,
+# "out of memory") instead of the machine running out. Datasette, uvicorn and their threads
+# reserve ~0.6 GiB of it idle.
 SERVE_MEMORY_BYTES = 2 << 30
 # The longest string or blob one SQL value may be, at least: SQLite's default is 1 GB, which
 # lets `select randomblob(900000000)` take seconds and a GB whatever the time limit.

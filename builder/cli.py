@@ -537,7 +537,20 @@ def mcp(dbs: tuple[Path, ...], http: bool, port: int, max_tokens: int, max_resul
     from mdfts.mcp_server import Caps, serve
 
     caps = Caps(max_tokens=max_tokens, max_results=max_results, workers=workers, time_limit_ms=time_limit_ms)
+    _cap_address_space()
     serve(list(dbs), caps, http=http, port=port)
+
+
+def _cap_address_space() -> None:
+    """Bound this server's address space (SERVE_MEMORY_BYTES), unless a lower bound is set: a call
+    that needs more fails, not the machine."""
+    import resource
+
+    from mdfts.browse import SERVE_MEMORY_BYTES
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard == resource.RLIM_INFINITY or hard > SERVE_MEMORY_BYTES:
+        resource.setrlimit(resource.RLIMIT_AS, (SERVE_MEMORY_BYTES, SERVE_MEMORY_BYTES))
 
 
 @cli.command(name="datasette-metadata")
@@ -583,18 +596,14 @@ def serve(dbs: tuple[Path, ...], host: str, port: int, allow_sql: bool, allow_do
     Example:
       mdfts serve dist/docs.db --port 8001
     """
-    import resource
-
-    from mdfts.browse import SERVE_MEMORY_BYTES, serve_args
+    from mdfts.browse import serve_args
 
     args = serve_args(list(dbs), host, port, allow_sql, allow_download, time_limit_ms)
     try:
         from datasette.cli import cli as datasette_cli
     except ImportError:
         raise MdftsError("Datasette is not installed; pip install 'mdfts[datasette]'") from None
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    if hard == resource.RLIM_INFINITY or hard > SERVE_MEMORY_BYTES:
-        resource.setrlimit(resource.RLIMIT_AS, (SERVE_MEMORY_BYTES, SERVE_MEMORY_BYTES))
+    _cap_address_space()
     datasette_cli.main(args, prog_name="mdfts serve")
 
 

@@ -339,10 +339,19 @@ def _prefix_within(text: str, start: int, stop: int, room: int) -> int:
     return len(head.decode("utf-8", errors="ignore"))
 
 
+# What a call that ran out of memory says: `mdfts mcp` caps its address space (SERVE_MEMORY_BYTES),
+# and a search of a common word in a 20 MB section takes ~600 MB, so a few at once can hit it.
+OUT_OF_MEMORY = ("out of memory (the server's memory limit); ask for less (a smaller limit, a path_prefix) "
+                 "or try again")
+
+
 def _what_broke(crash: Exception) -> str:
     """One line for the client on what the SDK's crash wrapper holds: an MdftsError's message (a
     broken index; written for the user), else the type and message, its traceback logged here."""
     err = crash.__cause__ or crash
+    if isinstance(err, MemoryError):  # (expected under the cap: a line in the log, no traceback)
+        log.warning("%s: out of memory", crash)
+        return OUT_OF_MEMORY
     text = " ".join(str(err).splitlines())
     if not isinstance(err, MdftsError):
         log.error("%s", crash, exc_info=err)

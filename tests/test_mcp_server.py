@@ -428,6 +428,22 @@ async def test_a_crash_in_a_tool_or_resource_says_what_went_wrong_in_one_line(
     assert len(crashes) == 2  # the traceback stays in the server's log
 
 
+async def test_a_call_out_of_memory_says_so_and_how_to_ask_for_less(
+        client: Client, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    # Under the server's memory cap a heavy search fails with a MemoryError: the agent read
+    # "MemoryError" alone, and the log had a traceback of it for each call.
+    def no_memory(*args: Any, **kwargs: Any) -> Any:
+        raise MemoryError
+
+    monkeypatch.setattr(mdfts.lookup, "search_hits", no_memory)
+    text, _, err = await _call(client, "search", query="payments")
+    assert err and text == ("Error executing tool search: out of memory (the server's memory limit); ask for "
+                            "less (a smaller limit, a path_prefix) or try again")
+    assert [r.exc_info for r in caplog.records if "out of memory" in r.getMessage()] == [None]
+    _, data, err = await _call(client, "token", token="E1027")
+    assert not err and data["hits"]  # the next call is answered
+
+
 async def test_every_tool_and_resource_reads_the_index_off_the_event_loop(
         client: Client, two_dbs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     # Over HTTP one server answers many agents: a tool that reads on the event loop holds every
@@ -740,26 +756,65 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _wait_for(proc: subprocess.Popen[bytes], port: int) -> None:
+    """Until the server `proc` listens on `port` (30 s at most, and while it runs)."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
+            time.sleep(0.1)
+
+
 @pytest.mark.integration
 async def test_http_on_loopback(two_dbs: tuple[Path, Path]) -> None:
     port = _free_port()
     proc = subprocess.Popen([sys.executable, "-m", "mdfts", "mcp", str(two_dbs[0]), "--http", "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
-                time.sleep(0.1)
+        _wait_for(proc, port)
         async with Client(f"http://127.0.0.1:{port}/mcp") as c:
             text, data, err = await _call(c, "fetch", ref=ROLLBACK, line_numbers=False)
         assert not err and "\n## Rollback procedure\n" in text and data["sections"][0]["ref"] == ROLLBACK
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def _address_space(pid: int) -> list[str]:
+    limits = Path(f"/proc/{pid}/limits").read_text()
+    return next(x for x in limits.splitlines() if x.startswith("Max address space")).split()[3:5]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("http", [False, True], ids=["stdio", "http"])
+def test_mcp_caps_its_address_space_as_serve_does(two_dbs: tuple[Path, Path], http: bool) -> None:
+    # Unbounded, four searches of a common word in a 20 MB section took 2.36 GB; `mdfts serve`
+    # has had the 2 GiB cap, under which such a call fails and the server goes on.
+    from mdfts.browse import SERVE_MEMORY_BYTES
+
+    port = _free_port()
+    args = ["--http", "--port", str(port)] if http else []
+    proc = subprocess.Popen([sys.executable, "-m", "mdfts", "mcp", str(two_dbs[0]), *args],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdin and proc.stdout
+    try:
+        if http:
+            _wait_for(proc, port)
+        else:  # an answer to initialize: the server is running
+            proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"}}}).encode() + b"\n")
+            proc.stdin.flush()
+            assert json.loads(proc.stdout.readline())["id"] == 1
+        assert _address_space(proc.pid) == [str(SERVE_MEMORY_BYTES), str(SERVE_MEMORY_BYTES)]
+    finally:
+        proc.stdin.close()
+        proc.terminate()
+        proc.wait(timeout=10)
+        proc.stdout.close()
 
 
 @pytest.mark.integration
