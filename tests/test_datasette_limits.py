@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 import urllib.error
 import urllib.parse
@@ -137,6 +138,52 @@ def test_a_section_page_is_read_by_the_read_layer_in_datasettes_sql_thread(
     assert [type(ix).__name__ for _, ix in calls] == ["Index", "Index"]
     assert loop_thread not in {thread for thread, _ in calls}
     assert open_after == [True, True]  # Datasette's connections stay open for its next request
+
+
+# Runs for many seconds unless stopped; it reads :id, as the stored `section` query does.
+RUNAWAY_SECTION_SQL = ("with recursive n(i) as (select 1 union all select i + 1 from n where i < 200000000) "
+                       "select count(*) as n from n where :id is not null")
+
+
+def test_the_section_query_stopped_at_the_time_limit_is_the_plugins_page(
+        hostile_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The stored `section` query runs through the read layer, which makes SQLite's "interrupted"
+    # a QueryError: on the section page and the heading-link redirect that was Datasette's bare
+    # 500, where a runaway read elsewhere on the page is its "SQL Interrupted" 400.
+    from datasette.app import Datasette
+
+    import mdfts.index
+    from mdfts.artifact import StoredQuery
+
+    real = mdfts.index.run_query
+    links_id = 2  # links.md's section, which the redirect below names
+
+    def runaway(db: Any, query: StoredQuery, params: dict[str, Any]) -> Any:
+        if query.name == "section" and params.get("id") == links_id:
+            query = StoredQuery(query.name, query.title, query.description, query.params, RUNAWAY_SECTION_SQL)
+        return real(db, query, params)
+
+    monkeypatch.setattr(mdfts.index, "run_query", runaway)
+
+    async def pages() -> list[tuple[int, str]]:
+        ds = Datasette(immutables=[str(hostile_db)], settings={"sql_time_limit_ms": 50})
+        await ds.invoke_startup()
+        assert (await ds.client.get("/hostile/sections.json?_shape=array&_col=path&id=2")).json()[0]["path"] \
+            == "links.md"
+        responses = [await ds.client.get(url) for url in (
+            f"/hostile/sections/{links_id}", "/hostile/-/mdfts-section?path=links.md&anchor=links",
+            "/hostile/sections/3")]
+        return [(r.status_code, r.text) for r in responses]
+
+    (page, page_text), (link, link_text), (other, _) = asyncio.run(pages())
+    for status, text in ((page, page_text), (link, link_text)):
+        assert status == 400, text[:500]
+        assert "<h1>SQL Interrupted</h1>" in text
+        message = re.search(r'<p class="mdfts-error">(.*?)</p>', text, re.S)
+        assert message and message.group(1) == ("Reading this section took longer than the SQL time limit "
+                                                "(the sql_time_limit_ms setting).")
+        assert 'action="/hostile/search"' in text and '<a href="/hostile">' in text  # the way on
+    assert other == 200  # another section, on the same connections
 
 
 def test_table_pages_suggest_no_facets(datasette_client: Any, hostile_db: Path) -> None:

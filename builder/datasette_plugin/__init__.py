@@ -20,7 +20,7 @@ import sys
 import urllib.parse
 from collections.abc import Awaitable, Callable
 from pathlib import PurePath
-from typing import Any
+from typing import Any, TypeVar, cast
 from weakref import WeakKeyDictionary
 
 from datasette import hookimpl
@@ -37,7 +37,7 @@ from markupsafe import Markup, escape
 
 from mdfts.artifact import is_index, read_error, source_link, sqlite_reason
 from mdfts.browse import HIDDEN_TABLES, IndexFacts, database_metadata, read_facts, stored_queries, value_limit
-from mdfts.errors import IndexVersionError, brief
+from mdfts.errors import IndexVersionError, QueryError, brief
 from mdfts.index import Index
 from mdfts.lookup import no_hits, why_no_hits
 from mdfts.records import Hit, Outline, SectionLink, SectionPage
@@ -261,7 +261,7 @@ async def _section_link(datasette: Any, request: Any) -> Response:
             return Index.from_connection(conn, db.path).show(ref)
 
     try:
-        shown = await db.execute_fn(find)
+        shown = await _read_section(db, find)
     except RefError as err:
         raise DatasetteError(str(err), title="Section not found", status=404) from None
     if not isinstance(shown, Hit):  # (a reference with "#" names a section)
@@ -478,6 +478,23 @@ def _cells(row: Any) -> dict[str, Any]:
     return {cell["column"]: cell for cell in row}
 
 
+_T = TypeVar("_T")
+
+
+async def _read_section(db: Any, read: Callable[[sqlite3.Connection], _T]) -> _T:
+    """`read` run in Datasette's SQL thread; stopped at the time limit, the plugin's page saying
+    so, as Datasette answers a query that runs past it: a 400, not a server error."""
+    try:
+        return cast("_T", await db.execute_fn(read))
+    except (sqlite3.OperationalError, QueryError) as err:
+        # The read layer's QueryError holds SQLite's error as its context (raised `from None`).
+        cause = err if isinstance(err, sqlite3.OperationalError) else err.__context__
+        if not (isinstance(cause, sqlite3.OperationalError) and "interrupted" in str(cause)):
+            raise
+        raise DatasetteError("Reading this section took longer than the SQL time limit "
+                             "(the sql_time_limit_ms setting).", title="SQL Interrupted", status=400) from None
+
+
 def _read_page(conn: sqlite3.Connection, path: str | None, section_id: int, limit_ms: int) -> SectionPage | None:
     # In Datasette's SQL thread, on its connection: the read layer wraps it (and leaves it
     # open), within the same time limit Datasette puts on its own queries.
@@ -495,16 +512,10 @@ async def _section_page(datasette: Any, database: str, facts: IndexFacts, pk: st
         return None
     db = datasette.get_database(database)
     try:
-        page = await db.execute_fn(
-            lambda conn: _read_page(conn, db.path, section_id, datasette.setting("sql_time_limit_ms")))
+        page = await _read_section(
+            db, lambda conn: _read_page(conn, db.path, section_id, datasette.setting("sql_time_limit_ms")))
     except IndexVersionError:
         return None  # an index of another schema: Datasette's own row page
-    except sqlite3.OperationalError as err:
-        if "interrupted" not in str(err):
-            raise
-        # As Datasette answers a query that runs past the limit: a 400, not a server error.
-        raise DatasetteError("Reading this section took longer than the SQL time limit "
-                             "(the sql_time_limit_ms setting).", title="SQL Interrupted", status=400) from None
     if page is None:
         return None
     hit = page.section
