@@ -131,7 +131,7 @@ class InProcessDatasette:
     `others` are databases `mdfts serve` would refuse (not indexes), served beside them."""
 
     def __init__(self, dbs: Sequence[Path], allow_sql: bool = False, allow_download: bool = False,
-                 time_limit_ms: int = 1000, others: Sequence[Path] = ()) -> None:
+                 time_limit_ms: int = 1000, others: Sequence[Path] = (), metadata: dict[str, Any] | None = None) -> None:
         from datasette.app import Datasette
 
         from mdfts.browse import serve_args
@@ -142,18 +142,22 @@ class InProcessDatasette:
         immutables = [value for flag, value in itertools.pairwise(args) if flag == "--immutable"]
         immutables += [str(path) for path in others]
         self._loop = asyncio.new_event_loop()
-        self.datasette = Datasette(immutables=immutables, settings=settings)
+        self.datasette = Datasette(immutables=immutables, settings=settings, metadata=metadata)
         self._loop.run_until_complete(self.datasette.invoke_startup())
 
-    def get(self, path: str) -> tuple[int, str]:
-        """(status, body) of a GET of `path` (starting with /); redirects are not followed."""
-        response = self._loop.run_until_complete(self.datasette.client.get(path))
+    def get(self, path: str, actor: dict[str, Any] | None = None) -> tuple[int, str]:
+        """(status, body) of a GET of `path` (starting with /), as `actor` when given (signed in
+        with Datasette's ds_actor cookie); redirects are not followed."""
+        response = self._loop.run_until_complete(self.datasette.client.get(path, cookies=self._cookies(actor)))
         return response.status_code, response.text
 
-    def location(self, path: str) -> tuple[int, str | None]:
+    def location(self, path: str, actor: dict[str, Any] | None = None) -> tuple[int, str | None]:
         """(status, Location header) of a GET of `path`: where a redirect goes."""
-        response = self._loop.run_until_complete(self.datasette.client.get(path))
+        response = self._loop.run_until_complete(self.datasette.client.get(path, cookies=self._cookies(actor)))
         return response.status_code, response.headers.get("location")
+
+    def _cookies(self, actor: dict[str, Any] | None) -> dict[str, str]:
+        return {} if actor is None else {"ds_actor": self.datasette.sign({"a": actor}, "actor")}
 
     def get_json(self, path: str) -> Any:
         status, body = self.get(path)

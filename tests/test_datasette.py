@@ -463,6 +463,30 @@ def test_relative_links_in_a_section_open_on_these_pages(
     assert "nearest anchors in sops/hotfix.md: #when-to-hotfix" in missing and 'action="/links/search"' in missing
 
 
+@pytest.mark.parametrize("denied", [
+    {"allow": {"id": "reader"}},
+    {"databases": {DB_NAME: {"allow": {"id": "reader"}}}},
+    {"databases": {DB_NAME: {"tables": {"sections": {"allow": {"id": "reader"}}}}}},
+], ids=["instance", "database", "table"])
+def test_a_heading_link_is_refused_where_the_section_page_is(
+        index_db: Path, datasette_client: Callable[..., InProcessDatasette], denied: dict[str, Any]) -> None:
+    # The redirect names the section a path and anchor find (its id): an actor who may not view
+    # the sections table, its database or the instance is refused, as on the section page itself,
+    # and never learns where it would go.
+    site = datasette_client(index_db, metadata=denied)
+    link = f"/{DB_NAME}/-/mdfts-section?path=runbooks%2Fpayments.md&anchor=rollback-procedure"
+    reader = {"id": "reader"}
+    status, target = site.location(link, actor=reader)
+    assert status == 302 and target is not None and site.get(target, actor=reader)[0] == 200
+    for actor in (None, {"id": "someone-else"}):
+        assert site.get(target, actor=actor)[0] == 403  # the section page
+        assert site.location(link, actor=actor) == (403, None)
+        status, page = site.get(link, actor=actor)
+        assert status == 403 and target not in page
+        assert page.count("You do not have permission to view this table") == 1  # (it said "view-database")
+    assert site.location(f"/{DB_NAME}/-/mdfts-section?path=nowhere.md&anchor=x") == (403, None)  # not a 404
+
+
 @contextmanager
 def _served_links(tmp_path: Path, body: str) -> Iterator[tuple[str, dict[str, str]]]:
     """`mdfts serve` of docs whose runbooks/kiln.md has `body` and whose sops/hotfix.md has a

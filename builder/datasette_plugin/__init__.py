@@ -31,7 +31,7 @@ from datasette.utils import (
     tilde_decode,
     urlsafe_components,
 )
-from datasette.utils.asgi import Base400, NotFound, Response
+from datasette.utils.asgi import Base400, Forbidden, NotFound, Response
 from datasette.views.base import DatasetteError
 from markupsafe import Markup, escape
 
@@ -251,8 +251,11 @@ async def _section_link(datasette: Any, request: Any) -> Response:
     facts = _facts(datasette, database)
     if facts is None:
         raise NotFound("Database not found")
-    await datasette.ensure_permissions(request.actor, [("view-table", (database, "sections")),
-                                                       ("view-database", database), "view-instance"])
+    try:  # what the section page checks, and its words (Datasette's own: the action's name)
+        await datasette.ensure_permissions(request.actor, [("view-table", (database, "sections")),
+                                                           ("view-database", database), "view-instance"])
+    except Forbidden:
+        raise Forbidden("You do not have permission to view this table") from None
     ref = f"{request.args.get('path') or ''}#{request.args.get('anchor') or ''}"
     db = datasette.get_database(database)
 
