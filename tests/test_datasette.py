@@ -405,6 +405,36 @@ def test_a_section_page_has_one_h1_naming_the_section(
     assert re.findall(r"<h1[^>]*>(.*?)</h1>", table, re.S) == ["sections"]
 
 
+@pytest.mark.parametrize(("count", "summary"), [
+    (40, None),
+    (41, "Show all 41 exact tokens"),
+    (520, "Show the first 500 exact tokens"),
+], ids=["forty", "forty-one", "more-than-listed"])
+def test_a_section_page_folds_its_exact_tokens_past_forty(
+        tmp_path: Path, datasette_client: Callable[..., InProcessDatasette], count: int, summary: str | None) -> None:
+    # Up to 500 chips, all open: a reference table of settings was screens of chips before the
+    # page's links and its every column.
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    names = [f"SETTING_{i:03}" for i in range(count)]
+    (docs / "settings.md").write_text("# Settings\n\n" + "".join(f"- `{n}`\n" for n in names))
+    build_index([docs], tmp_path / "settings.db")
+    site = datasette_client(tmp_path / "settings.db")
+    status, page = site.get("/settings/sections/1")
+    assert status == 200
+    chips = re.findall(r"<code>(SETTING_\d+)</code></a>", page[page.index("Exact tokens here"):])
+    listed = min(count, 500)
+    assert chips == names[:listed]
+    folds = re.findall(r'<details class="mdfts-more-tokens">\s*<summary>(.*?)</summary>(.*?)</details>', page, re.S)
+    if summary is None:
+        assert folds == []
+        return
+    assert [(text, re.findall(r"<code>(SETTING_\d+)</code>", inside)) for text, inside in folds] == [
+        (summary, names[40:listed])]  # the first 40 stay in view
+    if count > 500:  # the page lists 500: the tokens table has the rest
+        assert '<a href="/settings/tokens?section_id=1">every one in the tokens table</a>' in page
+
+
 def test_tokens_page_labels_each_section_by_its_heading(site: InProcessDatasette) -> None:
     # tokens is a view (schema 4): no foreign key for Datasette to label, so the plugin does.
     _, page = site.get(f"/{DB_NAME}/tokens?norm=e2001")

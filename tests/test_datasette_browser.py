@@ -86,6 +86,17 @@ def long_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
+def tokens_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A settings reference: one section of 60 exact tokens."""
+    docs = tmp_path_factory.mktemp("settings") / "docs"
+    docs.mkdir()
+    (docs / "settings.md").write_text("# Settings\n\n" + "".join(f"- `SETTING_{i:03}`\n" for i in range(60)))
+    build_index([docs], docs.parent / "settings.db", source_url=SOURCE_URL)
+    with mdfts_serve(docs.parent / "settings.db") as (base, _):
+        yield base
+
+
+@pytest.fixture(scope="module")
 def hostile_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with mdfts_serve(_index(tmp_path_factory.mktemp("hostile"), "datasette_hostile", "hostile")) as (base, _):
         yield base
@@ -642,4 +653,25 @@ def test_the_tokens_table_is_short_on_a_phone(long_server: str, browser: Browser
     else:  # a table, as it was
         assert browser.js("return getComputedStyle(arguments[0]).display", token) == "table-cell"
         assert [th.text for th in browser.find_all(".rows-and-columns thead th")][:3] == ["norm", "section_id", "token"]
+    _no_console_errors(browser)
+
+
+def test_a_sections_many_tokens_fold_behind_a_summary_the_keyboard_opens(tokens_server: str,
+                                                                          browser: Browser) -> None:
+    # All 500 chips were drawn open: screens of them before the page's links on a phone.
+    browser.get(f"{tokens_server}/settings/sections/1")
+    chips = browser.find_all(".mdfts-tokens a")
+    assert [c.get_attribute("textContent") for c in chips] == [f"SETTING_{i:03}" for i in range(60)]
+    assert [c.is_displayed() for c in chips] == [True] * 40 + [False] * 20
+    summary = browser.find(".mdfts-more-tokens > summary")
+    assert summary.text == "Show all 60 exact tokens"
+    browser.js("arguments[0].scrollIntoView({block: 'center'})", summary)
+    browser.shot("section-tokens-folded")
+    chips[39].send_keys(Keys.TAB)  # from the last chip shown, the next stop is the summary
+    assert browser.js("return document.activeElement.tagName") == "SUMMARY"
+    assert browser.js("return getComputedStyle(document.activeElement).outlineStyle") != "none"
+    browser.driver.switch_to.active_element.send_keys(Keys.ENTER)
+    assert [c.is_displayed() for c in chips] == [True] * 60
+    browser.js("arguments[0].scrollIntoView()", chips[59])
+    browser.shot("section-tokens-all")
     _no_console_errors(browser)

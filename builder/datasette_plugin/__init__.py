@@ -39,7 +39,7 @@ from mdfts.artifact import is_index, read_error, source_link, sqlite_reason
 from mdfts.browse import HIDDEN_TABLES, IndexFacts, database_metadata, read_facts, stored_queries, value_limit
 from mdfts.errors import IndexVersionError, QueryError, brief
 from mdfts.index import Index
-from mdfts.lookup import no_hits, why_no_hits
+from mdfts.lookup import MAX_TOKENS, no_hits, why_no_hits
 from mdfts.records import Hit, Outline, SectionLink, SectionPage
 from mdfts.refs import RefError
 from mdfts.render import LABEL_CHARS, PAGE_CHARS, PREVIEW_CHARS, label, render_section, snippet_html
@@ -482,6 +482,9 @@ def _cells(row: Any) -> dict[str, Any]:
 
 
 _T = TypeVar("_T")
+# A section page shows this many of its exact tokens, and folds the rest (a reference table of
+# settings has hundreds: screens of chips before the page's links).
+TOKENS_SHOWN = 40
 
 
 async def _read_section(db: Any, read: Callable[[sqlite3.Connection], _T]) -> _T:
@@ -542,6 +545,8 @@ async def _section_page(datasette: Any, database: str, facts: IndexFacts, pk: st
         # A token longer than a label is shown cut, and not as a link to the token query.
         "tokens": [{"token": label(t.token), "kind": t.kind, "link": t.token if len(t.token) <= LABEL_CHARS else None}
                    for t in page.tokens],
+        "tokens_shown": TOKENS_SHOWN,  # the rest folded, behind "Show all N"
+        "more_tokens": len(page.tokens) >= MAX_TOKENS,  # (the page reads that many at most)
         "has_neighbors": any(q.name == "neighbors" for q in facts.queries),
         "has_outline": any(q.name == "outline" for q in facts.queries),
         "has_token": any(q.name == "token" for q in facts.queries),
