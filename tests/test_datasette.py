@@ -405,6 +405,26 @@ def test_a_section_page_has_one_h1_naming_the_section(
     assert re.findall(r"<h1[^>]*>(.*?)</h1>", table, re.S) == ["sections"]
 
 
+def test_a_section_page_starts_with_its_h1(tmp_path: Path, datasette_client: Callable[..., InProcessDatasette]) -> None:
+    # The source and level line came before the h1, and a note on tables too large to draw before
+    # the heading too: a screen reader's first words on the page were "kiln.md:3-5 · level 1".
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    bomb = "|a" * 200 + "|\n" + "|-" * 200 + "|\n" + "x\n" * 200
+    (docs / "kiln.md").write_text(f"Lead text.\n\n# Kiln\n\nHot.\n\n## Cool `down`\n\nSlowly.\n\n## Bomb\n\n{bomb}")
+    db = tmp_path / "kiln.db"
+    build_index([docs], db)
+    site = datasette_client(db)
+    for row in site.get_json("/kiln/sections.json?_shape=array&_col=heading"):
+        status, page = site.get(f"/kiln/sections/{row['id']}")
+        article = page[page.index('<article class="mdfts-section">'):]
+        first = re.search(r"<(?!article|div)(\w+)[ >]", article[len('<article class="mdfts-section">'):])
+        assert status == 200 and first and first.group(1) == "h1", (row, article[:300])
+        assert article.index("</h1>") < article.index('class="mdfts-meta"'), row
+    _, bomb_page = site.get("/kiln/sections.json?heading=Bomb&_shape=array")
+    assert "Tables in this section are too large to draw" in site.get(f"/kiln/sections/{json.loads(bomb_page)[0]['id']}")[1]
+
+
 @pytest.mark.parametrize(("count", "summary"), [
     (40, None),
     (41, "Show all 41 exact tokens"),

@@ -414,6 +414,33 @@ def test_a_deep_heading_does_not_look_like_a_link(long_server: str, browser: Bro
     assert [h.tag_name for h in browser.find_all(".mdfts-section .mdfts-body :is(h1, h2, h3, h4, h5, h6)")] == ["h1"]
 
 
+FIRST_WORDS = """
+const article = document.querySelector('.mdfts-section');
+const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT,
+  {acceptNode: n => n.textContent.trim() ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP});
+const first = walker.nextNode();
+return [first.parentElement.closest('h1, h2, h3, h4, h5, h6, p, nav, div').tagName, first.textContent.trim()];
+"""
+
+
+def test_a_section_page_reads_its_h1_first(server: str, browser: Browser) -> None:
+    # The source and level line sat above the h1: in reading order (a screen reader, the
+    # keyboard) a page began "runbooks/payments.md:5-13 · level 2" before naming the section.
+    browser.console_errors()  # (forget the 4xx pages earlier tests opened on purpose)
+    browser.get(f"{server}/{DB}/sections.json?_shape=array&_col=heading&_col=level&_size=max")
+    rows = browser.js("return JSON.parse(document.body.innerText)")
+    assert {r["level"] for r in rows} == {1, 2}  # (lead text's h1, the page's own: test_datasette.py)
+    for row in rows:
+        browser.get(f"{server}/{DB}/sections/{row['id']}")
+        h1 = browser.find(".mdfts-section h1")
+        meta = browser.find(".mdfts-section .mdfts-meta")
+        assert browser.js(FIRST_WORDS) == ["H1", h1.text], row
+        assert h1.location["y"] + h1.size["height"] <= meta.location["y"], row  # and above it on the screen
+        assert [e.text for e in browser.find_all("h1")] == [h1.text]
+    browser.shot("section-h1-first")
+    _no_console_errors(browser)
+
+
 def test_database_page_links_every_table_a_reader_can_open(server: str, browser: Browser) -> None:
     # `tokens` (a view since schema 4) has its own page, with links to the token query: the
     # database page is where one finds it. Views the plugin hides stay hidden.
@@ -659,6 +686,7 @@ def test_the_tokens_table_is_short_on_a_phone(long_server: str, browser: Browser
 def test_a_sections_many_tokens_fold_behind_a_summary_the_keyboard_opens(tokens_server: str,
                                                                           browser: Browser) -> None:
     # All 500 chips were drawn open: screens of them before the page's links on a phone.
+    browser.console_errors()  # (forget the 4xx pages earlier tests opened on purpose)
     browser.get(f"{tokens_server}/settings/sections/1")
     chips = browser.find_all(".mdfts-tokens a")
     assert [c.get_attribute("textContent") for c in chips] == [f"SETTING_{i:03}" for i in range(60)]

@@ -525,16 +525,16 @@ async def _section_page(datasette: Any, database: str, facts: IndexFacts, pk: st
     if page is None:
         return None
     hit = page.section
-    body = await _rendered(hit.body, PAGE_CHARS, _doc_links(datasette, database, facts, hit.path), title=True)
+    html = await asyncio.to_thread(render_section, hit.body, PAGE_CHARS,
+                                   _doc_links(datasette, database, facts, hit.path), True)
+    title, body = _title_first(html, label(hit.heading) or hit.path)
     return {
         "section": hit,
         "heading": label(hit.heading),
         "chars": page.chars,
         "where": _source_of(hit),
+        "title": title,
         "body": body,
-        # The page's one h1 names the section: its own heading, drawn as h1; else (lead text, a
-        # section shown as its source text) one the page adds.
-        "has_h1": "<h1>" in body,
         "trail": [label(t) for t in hit.trail] or [label(hit.heading)],
         "ancestors": [_labelled(a) for a in page.ancestors],
         "parent": _labelled(page.parent),
@@ -551,6 +551,18 @@ async def _section_page(datasette: Any, database: str, facts: IndexFacts, pk: st
         "has_outline": any(q.name == "outline" for q in facts.queries),
         "has_token": any(q.name == "token" for q in facts.queries),
     }
+
+
+def _title_first(html: str, name: str) -> tuple[Markup, Markup]:
+    """A section page's h1, and the rest of its rendered section. The page's one h1 names the
+    section: its own heading, drawn as h1 (render_section draws no other), taken out to come
+    first, before the source line and any note on what is not drawn; else (lead text, a section
+    shown as its source text) one the page adds."""
+    start = html.find("<h1>")
+    if start < 0:
+        return Markup('<h1 class="mdfts-h1">{}</h1>').format(name), Markup(html)
+    end = html.index("</h1>", start) + len("</h1>")
+    return Markup(html[start:end]), Markup(html[:start] + html[end:])
 
 
 def _labelled(link: SectionLink | None) -> SectionLink | None:
