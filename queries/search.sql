@@ -751,7 +751,15 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          ORed (hexpr), only for a candidate whose heading holds a compound and a term, or
 --          a term of several words (a phrase: "Door Left Open" for DoorLeftOpen names three
 --          words); other headings count the key terms their heading holds, as before (the
---          same share when each term names one word);
+--          same share when each term names one word). It counts in the score (and in
+--          --explain) times min(1, 0.5 + cover), see base: a heading is evidence of what the
+--          section is about only as far as the section holds the question; one that a word or
+--          two of a long question name ("Further reading" for "... so a data-fix task can read
+--          it", "Cluster autoscaler" for "which cluster add-on publishes hostnames ...") in a
+--          section that holds little else of it earns half; from cover 0.5 up, all of it. (Or
+--          `file` instead of cover, when it is more: a page the query names by its file name,
+--          the tool "... using dip" says to use, is what its heading says it is.) The tests on
+--          hprec 1 (a heading named in full: empty, near, page, trail) read the share itself;
 --   file   how well the file name and the query name each other: the share of the file
 --          name's words the query holds, squared (a half-named file is weak evidence), times
 --          the square root of the share of the query the file name holds (tool-sub.md beats
@@ -1066,7 +1074,9 @@ asks(act, chk, rq, wq) as materialized (
 base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms,
      document_id, parent_id, sym, ans, lead, first, held, kpos, halt, trail, big) as materialized (
   select g.id, w.bm * g.bm + w.cover * g.cover + w.exact * g.exact
-               + w.hprec * g.hprec + w.file * g.file + w.phrase * g.phrase + w.role * g.role
+               -- (hprec as far as the section, or its file name, holds the question: see the signals)
+               + w.hprec * g.hprec * min(1.0, 0.5 + max(g.cover, g.file))
+               + w.file * g.file + w.phrase * g.phrase + w.role * g.role
                + w.empty * g.empty + w.ident * g.ident + w.trail * g.trail,
     g.bm, g.cover, g.exact, g.hprec, g.file, g.phrase, g.role, g.empty, g.ident, g.nexact, g.nident, g.terms,
     s.document_id, s.parent_id,
@@ -1357,7 +1367,7 @@ select
                 from (select 'bm25' as name, r.bm as v, w.bm as wt from weight as w
                       union all select 'cover', r.cover, w.cover from weight as w
                       union all select 'exact', r.exact, w.exact from weight as w
-                      union all select 'hprec', r.hprec, w.hprec from weight as w
+                      union all select 'hprec', r.hprec * min(1.0, 0.5 + max(r.cover, r.file)), w.hprec from weight as w
                       union all select 'file', r.file, w.file from weight as w
                       union all select 'phrase', r.phrase, w.phrase from weight as w
                       union all select 'role', r.role, w.role from weight as w

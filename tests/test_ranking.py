@@ -1869,3 +1869,28 @@ def test_snippet_reads_an_autolink_and_an_admonition_as_a_reader_sees_them(tmp_p
                     "mailto:clay@example.com; 3 < 4 and <b>bold</b>.",
         "Storing": 'tip Cover the [pugmill] barrel. "Summer" Keep the barrel wet.',
     }
+
+
+def test_a_heading_counts_as_far_as_its_section_holds_the_question(tmp_path: Path) -> None:
+    """`hprec` counts times min(1, 0.5 + cover) (or file, when more): "Glaze", which one word of
+    the question names, over a line that holds nothing else of it, earns half; the section that
+    holds the rest of the question comes first. A heading over a section that holds half the
+    question or more keeps all of it."""
+    files = {
+        "guides/pottery.md": (
+            "# Pottery\n\n## Glaze\n\nGlaze recipes live in the binder by the sink.\n\n"
+            "## Dipping\n\nA coat crawls when dust on the bisque keeps it from sticking: wipe each pot "
+            "with a damp sponge before dipping it, and let it dry.\n\n"
+            "## Kilns\n\nThe small kiln takes test tiles.\n"),
+        **{f"notes/n{i}.md": f"# Note {i}\n\n## Clay\n\nClay for bench {i} is wrapped in plastic.\n" for i in range(4)},
+    }
+    db = build_case(tmp_path, files)
+    hits = mdfts.search(db, "glaze crawls off the bisque pot, how do I stop it", limit=2, explain=True)
+    assert [h.heading for h in hits] == ["Dipping", "Glaze"]
+    glaze = hits[1].explain
+    assert glaze is not None
+    cover = glaze["signals"]["cover"]["value"]
+    assert cover < 0.5
+    assert glaze["signals"]["file"]["value"] == 0
+    assert glaze["signals"]["hprec"]["value"] == pytest.approx(0.5 + cover, abs=1e-3)
+    assert signal_by_heading(db, "where do the glaze recipes live", "hprec")["Glaze"] == pytest.approx(1.0)
