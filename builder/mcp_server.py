@@ -26,6 +26,7 @@ from mdfts.index import Index, open_index
 from mdfts.lookup import has_documents_under, no_hits, relative_hits, rrf_merge
 from mdfts.output import count_noun
 from mdfts.prompt import ByteCounter
+from mdfts.reading import call_text, headings_within, lines_within, read_within
 from mdfts.records import Hit, Outline
 
 
@@ -266,79 +267,6 @@ def _result(text: str, data: dict[str, Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
 
-@dataclass(frozen=True, slots=True)
-class _Lines:
-    """What of a section's body a fetch shows: its lines from the first one asked for, where in
-    the body they start and end, whether that is the rest of it, the tokens used with them, and a
-    line cut to fit, if any, as (line number, characters shown, characters), with whether any
-    line follows it."""
-
-    lines: list[str]
-    begin: int
-    chars: int
-    whole: bool
-    used: int
-    cut: tuple[int, int, int] | None = None
-    more: bool = False
-
-
-CUT = "…"  # ends a line cut to fit
-
-
-def _line_offset(body: str, n: int) -> int:
-    """Where the body's line `n` (0 = its first) starts; len(body) when it has no such line."""
-    start = 0
-    for _ in range(n):
-        found = body.find("\n", start)
-        if found < 0:
-            return len(body)
-        start = found + 1
-    return start
-
-
-def _lines_within(h: Hit, line_numbers: bool, budget: int, used: int, longest: int, skip: int = 0) -> _Lines:
-    """The body's whole lines from its line `skip` on (numbered as in the file) while `used`
-    tokens plus them fit `budget`. A line that does not fit, and could not in any fetch of this
-    budget (it is more than `longest` tokens, what is left after the section's header line), is
-    cut to the room left: whole lines only never showed a 1 MB line at all. Read a line at a
-    time: a 20 MB section was split and numbered whole for 24 KB of answer."""
-    body = h.body
-    end = len(body)
-    while end and body[end - 1] == "\n":
-        end -= 1
-    kept: list[str] = []
-    start = begin = _line_offset(body, skip)
-    first = h.start_line + skip
-    while start <= end:
-        stop = body.find("\n", start, end)
-        stop = end if stop < 0 else stop
-        number = f"{first + len(kept)}: " if line_numbers else ""
-        line = number + body[start:stop]
-        cost = _count(line + "\n")
-        if used + cost > budget:
-            if cost > longest:
-                shown = _prefix_within(body, start, stop, (budget - used) * 4 - len((number + CUT + "\n").encode()))
-                if shown:
-                    kept.append(number + body[start:start + shown] + CUT)
-                    used += _count(kept[-1] + "\n")
-                    return _Lines(kept, begin, start + shown, False, used,
-                                  (first + len(kept) - 1, shown, stop - start), stop < end)
-            return _Lines(kept, begin, start, False, used)
-        used += cost
-        kept.append(line)
-        start = stop + 1
-    return _Lines(kept, begin, len(body), True, used)
-
-
-def _prefix_within(text: str, start: int, stop: int, room: int) -> int:
-    """How many characters of text[start:stop] fit in `room` bytes of UTF-8 (none below 1 byte);
-    only as much of the text is encoded as can fit."""
-    if room < 1:
-        return 0
-    head = text[start:min(stop, start + room)].encode("utf-8")[:room]
-    return len(head.decode("utf-8", errors="ignore"))
-
-
 # What a call that ran out of memory says: `mdfts mcp` caps its address space (SERVE_MEMORY_BYTES),
 # and a search of a common word in a 20 MB section takes ~600 MB, so a few at once can hit it.
 OUT_OF_MEMORY = ("out of memory (the server's memory limit); ask for less (a smaller limit, a path_prefix) "
@@ -526,55 +454,35 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
                     if relation in wanted:
                         picked.setdefault(h.id, h.with_(relation=relation))
                 hits = sorted(picked.values(), key=lambda h: h.start_line)  # (sections share no line)
-        if from_line is not None:
-            if from_line > hits[-1].end_line:
-                raise ToolError(f"from_line {from_line} is past what {_brief(ref)!r} reads "
-                                f"(lines {hits[0].start_line}-{hits[-1].end_line})")
-            hits = [h for h in hits if h.end_line >= from_line]
-        hits = [_named(h) for h in hits]
         shown_ref = _ref(shown.ref, shown.id)
-        out: list[str] = []
+
+        def head(h: Hit, start: int | None) -> str:
+            rel = "" if h.id == shown.id else f" ({h.relation} of {shown_ref})"
+            return f"## [{h.id}] {h.lines} {h.title}{rel}" + (f" (from line {start})" if start else "")
+        try:
+            read = read_within([_named(h) for h in hits], budget, head, from_line=from_line,
+                               line_numbers=line_numbers, ref=_brief(ref))
+        except MdftsError as err:
+            raise ToolError(str(err)) from None
         sections: list[dict[str, Any]] = []
-        truncated, next_line, next_from, used = False, None, None, 0
-        cut: tuple[int, int, int] | None = None
-        for n, h in enumerate(hits):
-            rel = "self" if h.id == shown.id else h.relation
-            skip = max(from_line - h.start_line, 0) if from_line is not None and n == 0 else 0
-            head = (f"## [{h.id}] {h.lines} {h.title}" + ("" if rel == "self" else f" ({rel} of {shown_ref})")
-                    + (f" (from line {h.start_line + skip})" if skip else ""))
-            used += _count(head + "\n")
-            got = _lines_within(h, line_numbers, budget, used, budget - _count(head + "\n"), skip)  # 4 bytes a token
-            used = got.used
-            if not got.whole:
-                truncated, cut = True, got.cut
-                next_line = h.start_line + skip + len(got.lines) - bool(got.cut)
-                # After a cut line: the next one (a fetch of this budget cannot show it whole either).
-                next_from = next_line if not cut else next_line + 1 if got.more or n + 1 < len(hits) else None
-            out.append("\n".join([head, *got.lines]))
-            body = h.body[got.begin:got.chars]
-            if not got.whole:
-                body = body or "\n"  # (as "\n".join of no lines, + "\n")
-            section = {**h.with_(index=name).to_dict(), "title": h.title, "relation": rel, "body": body}
-            if skip:
-                section["from_line"] = h.start_line + skip
+        for p in read.parts:
+            rel = "self" if p.hit.id == shown.id else p.hit.relation
+            section = {**p.hit.with_(index=name).to_dict(), "title": p.hit.title, "relation": rel, "body": p.body}
+            if p.from_line:
+                section["from_line"] = p.from_line
             sections.append(section)
-            if truncated:
-                break
-        data: dict[str, Any] = {"ref": _brief(ref), "index": name, "sections": sections, "truncated": truncated}
-        if truncated:
-            data["next_line"] = next_line
-        if next_from is not None:
-            data["next"] = {**again, "from_line": next_from}
-        if cut:
-            data["cut_line"] = {"line": cut[0], "shown": cut[1], "chars": cut[2]}
+        data: dict[str, Any] = {"ref": _brief(ref), "index": name, "sections": sections, "truncated": read.truncated}
+        if read.truncated:
+            data["next_line"] = read.next_line
+        if read.next_from is not None:
+            data["next"] = {**again, "from_line": read.next_from}
+        if read.cut:
+            data["cut_line"] = dict(zip(("line", "shown", "chars"), read.cut, strict=True))
         if clamped:
             data["clamped"] = clamped
-        text = "\n\n".join(out)
-        go_on = f"; next: {_call_text('fetch', data['next'])}" if next_from is not None else ""
-        if cut:
-            text += f"\n[… line {cut[0]} cut after {cut[1]:,} of {cut[2]:,} characters for max_tokens {budget}{go_on}]"
-        elif truncated:
-            text += f"\n[… truncated at line {next_line} for max_tokens {budget}{go_on}]"
+        text = "\n\n".join("\n".join([p.head, *p.lines]) for p in read.parts)
+        if read.truncated:
+            text += "\n" + read.note(budget, call_text("fetch", data.get("next", {})))
         return _result(text + _clamp_note(clamped), data)
 
     @srv.tool(annotations=READ_ONLY)
@@ -649,7 +557,7 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
             docs = [(n, d) for n, ix in chosen.items() for d in ix.outline(None)
                     if not path or d.path.startswith(path)]
         many = len(chosen) > 1
-        lines = _within(caps.max_tokens, [f"{n + ':' if many else ''}{d.path} — {_name(d.title)} "
+        lines = lines_within(caps.max_tokens, [f"{n + ':' if many else ''}{d.path} — {_name(d.title)} "
                                           f"({count_noun(d.sections, 'section')}, {count_noun(d.lines, 'line')})"
                                           for n, d in docs])
         data = {"documents": [{**d.to_dict(), "title": _name(d.title), **({"index": n} if many else {})}
@@ -708,43 +616,24 @@ def _add_manifest(srv: MCPServer, s: _Server, name: str) -> None:
         }, ensure_ascii=False)
 
 
-def _within(budget: int, lines: Sequence[str]) -> list[str]:
-    """The first `lines` whose text (a line break after each) fits `budget` tokens."""
-    used = 0
-    for n, line in enumerate(lines):
-        used += _count(line + "\n")
-        if used > budget:
-            return list(lines[:n])
-    return list(lines)
-
-
 def _outline_result(name: str, shown: Outline, budget: int, clamped: dict[str, Any] | None = None,
                     from_line: int | None = None, again: dict[str, Any] | None = None) -> CallToolResult:
     """A document's headings (from `from_line` on, when given), as many as fit `budget` tokens (a
     file may have 50,000), each named as a result names a section; when more are left, the fetch
     call (`again`, from a later line) that lists them."""
-    entries = shown.entries if from_line is None else tuple(e for e in shown.entries if e.end_line >= from_line)
-    head = f"{shown.path} — {_name(shown.title)}"
-    lines = _within(budget, [head] + [f"{'  ' * max(e.level - 1, 0)}{_ref(e.ref, e.id)}  lines {e.start_line}-"
-                                      f"{e.end_line}  ~{e.tokens} tokens" for e in entries])
-    kept = entries[:max(len(lines) - 1, 0)]
+    got = headings_within(shown.entries, budget, f"{shown.path} — {_name(shown.title)}",
+                          lambda e: f"{'  ' * max(e.level - 1, 0)}{_ref(e.ref, e.id)}  lines {e.start_line}-"
+                                    f"{e.end_line}  ~{e.tokens} tokens", from_line)
+    lines = got.lines
     data: dict[str, Any] = {"index": name, "path": shown.path, "title": _name(shown.title), "headings": [
         {**e.to_dict(), "ref": _ref(e.ref, e.id), "heading": _name(e.heading), "anchor": _name(e.anchor)}
-        for e in kept], "truncated": len(kept) < len(entries)}
+        for e in got.kept], "truncated": bool(got.left)}
     if clamped:
         data["clamped"] = clamped
-    if len(kept) < len(entries):
-        rest = entries[len(kept)].start_line
-        data["next"] = {**(again or {"ref": shown.path}), "from_line": rest}
-        lines = lines or [head]
-        lines.append(f"[… {len(entries) - len(kept):,} more headings, from line {rest}; "
-                     f"next: {_call_text('fetch', data['next'])}; fetch {shown.path}:LINE for one]")
+    if got.left:
+        data["next"] = {**(again or {"ref": shown.path}), "from_line": got.next_from}
+        lines.append(got.note(shown.path, "fetch", call_text("fetch", data["next"])))
     return _result("\n".join(lines) + _clamp_note(clamped or {}), data)
-
-
-def _call_text(tool: str, args: dict[str, Any]) -> str:
-    """A call as a line of text names it: fetch(ref="runbooks/x.md#y", from_line=93)."""
-    return f"{tool}(" + ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items()) + ")"
 
 
 _OPEN: dict[int, list[Index]] = {}  # server → the connections it opened, for close_server
