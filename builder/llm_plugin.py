@@ -15,9 +15,10 @@ from typing import Any
 
 import llm
 
-from mdfts.errors import MdftsError
+from mdfts.errors import MdftsError, brief
 from mdfts.index import Index, open_index
 from mdfts.lookup import why_no_hits
+from mdfts.reading import NAME, call_text, headings_within, read_within
 from mdfts.records import Hit, Outline
 
 SYSTEM = (
@@ -119,6 +120,7 @@ def _token_lines(hits: list[Hit]) -> str:
                      + (", exact" if h.exact else "") + ")" for h in hits)
 
 
+FETCH = "Mdfts_fetch"  # the name llm gives the toolbox's fetch: what a cut read names to go on
 _PREFIX_ERROR = "Error: path_prefix is the start of a document's path, e.g. runbooks/; not {!r}"
 
 
@@ -145,16 +147,36 @@ path_prefix keeps to the documents under a path, e.g. runbooks/"""
         return _guard(lambda ix: _hit_lines(ix.search(query, limit=count, path_prefix=prefix))
                       or why_no_hits(ix, query, prefix, 300), self.db)
 
-    def fetch(self, ref: str) -> str:
-        """Read one section by the ref a search gave (path#anchor, path:line or id); a path lists its headings."""
+    def fetch(self, ref: str, from_line: int | None = None) -> str:
+        """Read one section by the ref a search gave (path#anchor, path:line or id); a path lists its headings.
+A long one comes in parts: its last line names the call that reads on, from_line a line of the file."""
         if ref is None or isinstance(ref, bool) or not isinstance(ref, (str, int)):
             return f"Error: ref is a section's ref as a search gave it (path#anchor, path:line or id); not {ref!r}"
+        given: object = from_line  # as the model sent it: the number may come as text
+        start: int | None = None
+        if given is not None and given != "":
+            digits = str(given).strip() if isinstance(given, (int, str)) and not isinstance(given, bool) else ""
+            if not (digits.isascii() and digits.isdecimal()):  # int() reads "١٢" as 12
+                return f"Error: from_line is a line of the file to start at, a whole number; not {given!r}"
+            start = int(digits)
+        budget = self.max_tokens
 
         def run(ix: Index) -> str:
             shown = ix.show(str(ref))  # a model may send an id as the number a search line shows
             if isinstance(shown, Outline):
-                return "\n".join(f"{e.ref} lines {e.start_line}-{e.end_line}" for e in shown.entries)
-            return f"{shown.lines} {shown.title}\n\n{shown.body}"
+                got = headings_within(shown.entries, budget, f"{shown.path} — {brief(shown.title, NAME)}",
+                                      lambda e: f"{e.ref} lines {e.start_line}-{e.end_line}", start)
+                call = call_text(FETCH, {"ref": shown.path, "from_line": got.next_from})
+                return "\n".join([*got.lines, *([got.note(shown.path, FETCH, call)] if got.left else [])])
+
+            def head(h: Hit, first: int | None) -> str:  # a blank line after it, as a whole section had
+                return f"{h.lines} {brief(h.title, NAME)}" + (f" (from line {first})" if first else "") + "\n"
+            read = read_within([shown], budget, head, from_line=start, line_numbers=False,
+                               ref=brief(str(ref), 300))
+            [part] = read.parts
+            again = shown.ref if len(shown.ref) <= NAME else str(shown.id)  # (an anchor may be 100 KB)
+            note = read.note(budget, call_text(FETCH, {"ref": again, "from_line": read.next_from}))
+            return "\n".join([part.head, *part.lines, *([note] if read.truncated else [])])
         return _guard(run, self.db)
 
     def token(self, token: str) -> str:

@@ -26,7 +26,7 @@ from mdfts.index import Index, open_index
 from mdfts.lookup import has_documents_under, no_hits, relative_hits, rrf_merge
 from mdfts.output import count_noun
 from mdfts.prompt import ByteCounter
-from mdfts.reading import call_text, headings_within, lines_within, read_within
+from mdfts.reading import NAME, call_text, headings_within, lines_within, read_within
 from mdfts.records import Hit, Outline
 
 
@@ -201,12 +201,8 @@ def _brief(text: str, n: int = ECHO) -> str:
     return brief(text, n)
 
 
-# Markdown allows a heading, and so an anchor, of any length (a 100 KB one was repeated five times
-# a hit: heading, trail, anchor, ref, title). A result cuts each name it gives to this many
-# characters, and gives a ref longer than that as the section's id, which every tool takes back.
-NAME = 200
-
-
+# A result cuts each name it gives to NAME characters, and gives a ref longer than that as the
+# section's id, which every tool takes back.
 def _name(text: str) -> str:
     return brief(text, NAME)
 

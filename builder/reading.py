@@ -15,6 +15,9 @@ from mdfts.records import Hit, OutlineEntry
 
 _count = ByteCounter()  # 4 bytes a token: the same size whichever front end reads
 CUT = "…"  # ends a line cut to fit
+# Markdown allows a heading, and so an anchor, of any length (a 100 KB one was repeated five times
+# a hit: heading, trail, anchor, ref, title): a read cuts the names it gives to this many characters.
+NAME = 200
 
 
 @dataclass(frozen=True, slots=True)

@@ -207,3 +207,81 @@ def test_toolbox_fetch_reads_an_id_sent_as_a_number(sample_db: Path) -> None:
 def test_toolbox_search_says_what_limit_is(sample_db: Path) -> None:
     out = Mdfts(str(sample_db)).search("payments rollback", limit="many")  # type: ignore[arg-type]
     assert out == "Error: limit is the number of sections to list, a whole number from 1 to 20; not 'many'"
+
+
+def _tool_call(box: Mdfts, name: str, args: dict[str, object]) -> str:
+    """What the toolbox answers a model's call, the call made through llm's echo model."""
+    chain = llm.get_model("echo").chain(json.dumps({"tool_calls": [{"name": name, "arguments": args}]}), tools=[box])
+    [result] = list(chain.responses())[1].prompt.tool_results
+    assert result.name == name
+    return str(result.output)
+
+
+def _read_on(box: Mdfts, ref: str) -> list[str]:
+    """Mdfts_fetch `ref`, then make the call each answer's last line names until one names none."""
+    answers: list[str] = []
+    args: dict[str, object] = {"ref": ref}
+    while True:
+        answers.append(_tool_call(box, "Mdfts_fetch", args))
+        named = re.search(r"; next: Mdfts_fetch\((.*)\)(; Mdfts_fetch \S+ for one)?\]$", answers[-1].splitlines()[-1])
+        if not named:
+            return answers
+        args = {k: json.loads(v) for k, v in re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|\d+)', named.group(1))}
+        assert len(answers) < 50
+
+
+def _long_docs(tmp_path: Path, text: str) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "long.md").write_text(text)
+    build_index([docs], tmp_path / "long.db")
+    return tmp_path / "long.db"
+
+
+def test_toolbox_fetch_keeps_to_the_budget_and_names_the_call_that_reads_on(tmp_path: Path) -> None:
+    # fetch gave a section whole, whatever its size, where `mdfts mcp`'s fetch stops at its budget
+    # and names the call that goes on: now the toolbox reads as that does, from the same code.
+    body = "# Long\n\n" + "".join(f"entry {i} of a long section\n" for i in range(600))
+    box = Mdfts(str(_long_docs(tmp_path, body)), max_tokens=300)
+    answers = _read_on(box, "long.md#long")
+    assert len(answers) > 3 and all((len(a.encode()) + 3) // 4 <= 300 + 40 for a in answers)
+    first = answers[0].splitlines()
+    assert first[:3] == ["long.md:1-602 Long", "", "# Long"]
+    assert first[-1] == ('[… truncated at line 44 for max_tokens 300; '
+                         'next: Mdfts_fetch(ref="long.md#long", from_line=44)]')
+    assert answers[1].splitlines()[:3] == ["long.md:1-602 Long (from line 44)", "", "entry 41 of a long section"]
+    # Every line once, in order: each call goes on exactly where the one before stopped.
+    shown = [line for a in answers for line in a.splitlines()[2:-1 if a.endswith("]") else None]]
+    assert "\n".join(shown) == body.rstrip("\n")
+    assert _tool_call(box, "Mdfts_fetch", {"ref": "long.md#long", "from_line": "600"}).splitlines()[2:] == [
+        "entry 597 of a long section", "entry 598 of a long section", "entry 599 of a long section"]
+    assert _tool_call(box, "Mdfts_fetch", {"ref": "long.md#long", "from_line": 603}) == (
+        "Error: from_line 603 is past what 'long.md#long' reads (lines 1-602)")
+    assert box.fetch("long.md#long", from_line="next") == (  # type: ignore[arg-type]
+        "Error: from_line is a line of the file to start at, a whole number; not 'next'")
+
+
+def test_toolbox_fetch_cuts_a_line_longer_than_the_budget_and_goes_on_after_it(tmp_path: Path) -> None:
+    long_line = "word " * 20_000
+    box = Mdfts(str(_long_docs(tmp_path, f"# One line\n\nintro\n\n{long_line}\n\nafter\n")), max_tokens=300)
+    cut, after = _read_on(box, "long.md#one-line")
+    lines = cut.splitlines()
+    shown = len(lines[6]) - 1
+    assert lines[:6] == ["long.md:1-7 One line", "", "# One line", "", "intro", ""]
+    assert lines[6] == long_line[:shown] + "…" and 1_000 < shown < 1_200
+    assert lines[7:] == [f"[… line 5 cut after {shown:,} of 100,000 characters for max_tokens 300; "
+                         'next: Mdfts_fetch(ref="long.md#one-line", from_line=6)]']
+    assert after == "long.md:1-7 One line (from line 6)\n\n\nafter"
+
+
+def test_toolbox_fetch_of_a_path_lists_the_headings_that_fit_then_the_call_for_the_rest(tmp_path: Path) -> None:
+    db = _long_docs(tmp_path, "".join(f"# Heading {i}\n\ntext\n\n" for i in range(60)))
+    answers = _read_on(Mdfts(str(db), max_tokens=200), "long.md")
+    assert len(answers) > 2
+    first = answers[0].splitlines()
+    assert first[:2] == ["long.md — Heading 0", "long.md#heading-0 lines 1-4"]
+    rest = int(first[-2].split()[-1].split("-")[0]) + 4  # the line after the last one listed
+    assert first[-1].startswith(f"[… {60 - len(first) + 2} more headings, from line {rest}; ")
+    assert first[-1].endswith(f'next: Mdfts_fetch(ref="long.md", from_line={rest}); Mdfts_fetch long.md:LINE for one]')
+    listed = [line for a in answers for line in a.splitlines()[1:] if not line.startswith("[…")]
+    assert listed == [f"long.md#heading-{i} lines {4 * i + 1}-{4 * i + 4}" for i in range(60)]
