@@ -393,24 +393,27 @@ def search(db: Path, query: str | None, k: int, queries_file: Any, as_json: bool
 @db_argument
 @click.argument("ref")
 @click.option("--neighbors", is_flag=True, help="Also show the parent, previous, next and child sections.")
+@click.option("--from-line", "from_line", type=click.IntRange(1), metavar="N",
+              help="Start at line N of the file: the rest of a section a context block cut.")
 @json_option("JSON: an array of sections, a document's outline, or a folder's documents")
-def show(db: Path, ref: str, neighbors: bool, as_json: bool) -> None:
+def show(db: Path, ref: str, neighbors: bool, from_line: int | None, as_json: bool) -> None:
     """Print a section by REF: an id, PATH#ANCHOR (any case), PATH:LINE, or PATH for its outline.
 
     A FOLDER/ (ending in "/") lists its documents. A REF that names no section lists the nearest
-    anchors of that document.
+    anchors of that document. --from-line N leaves out the lines before line N of the file.
 
     \b
     Examples:
       mdfts show dist/docs.db 42
       mdfts show dist/docs.db runbooks/payments.md#rollback-procedure --neighbors
       mdfts show dist/docs.db runbooks/payments.md:90
+      mdfts show dist/docs.db runbooks/payments.md#rollback-procedure --from-line 93
       mdfts show dist/docs.db runbooks/payments.md
       mdfts show dist/docs.db runbooks/
     """
     from mdfts import commands
 
-    commands.show(db, ref, neighbors, as_json, click.echo)
+    commands.show(db, ref, neighbors, as_json, click.echo, from_line=from_line)
 
 
 @cli.command(cls=TextCommand)

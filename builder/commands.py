@@ -7,6 +7,8 @@ nl=True)` writes a line to stdout (or stderr) and flushes it: click.echo, or pri
 
 from __future__ import annotations
 
+import sys
+
 from mdfts import output
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; mypy reads this name as True
@@ -65,14 +67,18 @@ def search(db: Path, query: str, k: int, as_json: bool, echo: Echo, explain: boo
         echo(output.hits_text(hits, explain=explain))
 
 
-def show(db: Path, ref: str, neighbors: bool, as_json: bool, echo: Echo) -> None:
+def show(db: Path, ref: str, neighbors: bool, as_json: bool, echo: Echo, from_line: int | None = None) -> None:
     """The section `ref` names (with `neighbors`, its relatives too), a document's outline, or
-    for a folder ending in "/" its documents (as Index.outline gives them)."""
+    for a folder ending in "/" its documents (as Index.outline gives them); with `from_line`, the
+    sections from that line of the file on."""
     from mdfts.errors import MdftsError
     from mdfts.index import open_index
     from mdfts.records import Outline
 
     with open_index(db) as ix:
+        if from_line is not None and (neighbors or ref.endswith("/")):
+            raise MdftsError("--from-line reads one section's REF, not with --neighbors" if neighbors
+                             else f"{ref}: a folder has no lines; --from-line goes with a section's REF")
         if ref.endswith("/") and not neighbors:
             docs = ix.outline(ref)
             if not docs:
@@ -84,13 +90,24 @@ def show(db: Path, ref: str, neighbors: bool, as_json: bool, echo: Echo) -> None
         else:
             shown = ix.show(ref)
             if isinstance(shown, Outline):
+                if from_line is not None:
+                    raise MdftsError(f"{ref}: a document; --from-line goes with a section's REF (PATH#ANCHOR)")
                 echo(output.to_json(shown.to_dict()) if as_json else output.outline_text(shown))
                 return
             hits = [shown]
+    starts: dict[int, int] = {}
+    if from_line is not None:  # as a fetch from a line reads, without its budget
+        from mdfts.reading import read_within
+
+        read = read_within(hits, sys.maxsize, lambda h, n: "", from_line=from_line, line_numbers=False, ref=ref,
+                           arg="--from-line")
+        hits = [p.hit.with_(body=p.body) for p in read.parts]
+        starts = {p.hit.id: p.from_line for p in read.parts if p.from_line}
     if as_json:
-        echo(output.to_json([h.to_dict() for h in hits]))
+        echo(output.to_json([{**h.to_dict(), **({"from_line": starts[h.id]} if h.id in starts else {})}
+                             for h in hits]))
         return
-    echo("\n".join(output.section_text(h) for h in hits), nl=False)
+    echo("\n".join(output.section_text(h, starts.get(h.id)) for h in hits), nl=False)
 
 
 def token(db: Path, tok: str, k: int, as_json: bool, echo: Echo) -> None:

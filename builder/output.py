@@ -126,11 +126,13 @@ def explain_text(why: dict[str, Any]) -> list[str]:
             "    terms: " + " ".join(terms) + ("   (* identifier)" if any("*" in t for t in terms) else "")]
 
 
-def section_text(hit: Any) -> str:
-    """One section: a visible header line with its references, then its markdown."""
+def section_text(hit: Any, from_line: int | None = None) -> str:
+    """One section: a visible header line with its references (and the line its body starts
+    at, when not its first), then its markdown."""
     rel = f" ({hit.relation})" if hit.relation else ""
+    start = f" (from line {from_line})" if from_line else ""
     url = f"  {hit.url}" if hit.url else ""
-    return inert(f"[{hit.id}] {hit.ref}  {hit.lines}{rel}{url}\n{hit.body.rstrip()}\n")
+    return inert(f"[{hit.id}] {hit.ref}  {hit.lines}{rel}{start}{url}\n{hit.body.rstrip()}\n")
 
 
 def outline_text(outline: Any) -> str:

@@ -62,13 +62,14 @@ def call_text(tool: str, args: dict[str, Any]) -> str:
 
 
 def read_within(hits: Sequence[Hit], budget: int, head: Callable[[Hit, int | None], str], *,
-                from_line: int | None = None, line_numbers: bool = True, ref: str = "") -> Reading:
+                from_line: int | None = None, line_numbers: bool = True, ref: str = "",
+                arg: str = "from_line") -> Reading:
     """`hits` (sections in file order) from line `from_line` of the file on, each under its
-    `head(hit, from_line or None)` line, while they fit `budget` tokens; `ref` names them in the
-    error for a `from_line` past their last line."""
+    `head(hit, from_line or None)` line, while they fit `budget` tokens; `ref` and `arg` (the
+    argument's name) name them in the error for a `from_line` past their last line."""
     if from_line is not None:
         if from_line > hits[-1].end_line:
-            raise MdftsError(f"from_line {from_line} is past what {ref!r} reads "
+            raise MdftsError(f"{arg} {from_line} is past what {ref!r} reads "
                              f"(lines {hits[0].start_line}-{hits[-1].end_line})")
         hits = [h for h in hits if h.end_line >= from_line]
     parts: list[Part] = []

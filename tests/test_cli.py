@@ -227,6 +227,27 @@ def test_show_by_id_and_by_anchor(fixture_db: Path) -> None:
                                    "## Rollback procedure\n")
 
 
+def test_show_from_a_line_prints_the_rest_of_the_section(fixture_db: Path) -> None:
+    # A cut context block names where the rest starts; `mdfts show` could only print the section
+    # from its first line again.
+    ref = "services/payments.md#rollback-procedure"
+    result = run_cli(["show", fixture_db, ref, "--from-line", "14"])
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout == (f"[38] {ref}  services/payments.md:10-18 (from line 14)\n```bash\n"
+                             "# go back one revision\nkubectl rollout undo deployment/payments --to-revision=41\n```\n")
+    [row] = json.loads(run_cli(["show", fixture_db, ref, "--from-line", "14", "--json"]).stdout)
+    assert (row["from_line"], row["body"]) == (14, "```bash\n# go back one revision\n"
+                                                   "kubectl rollout undo deployment/payments --to-revision=41\n```\n")
+    assert run_cli(["show", fixture_db, ref, "--from-line", "1"]).stdout == run_cli(["show", fixture_db, ref]).stdout
+    past = run_cli(["show", fixture_db, ref, "--from-line", "19"])
+    assert (past.exit_code, past.stderr) == (1, f"Error: --from-line 19 is past what {ref!r} reads (lines 10-18)\n")
+    for args, error in [([ref, "--neighbors"], "--from-line reads one section's REF, not with --neighbors"),
+                        (["services/payments.md"], "services/payments.md: a document; --from-line goes with a "
+                                                   "section's REF (PATH#ANCHOR)")]:
+        refused = run_cli(["show", fixture_db, *args, "--from-line", "12"])
+        assert (refused.exit_code, refused.stderr) == (1, f"Error: {error}\n")
+
+
 def test_show_neighbors(fixture_db: Path) -> None:
     result = run_cli(["show", fixture_db, "services/payments.md#required-env-vars", "--neighbors", "--json"])
     rows = json.loads(result.stdout)
