@@ -489,7 +489,8 @@ def context(db: Path, question: str, budget: int, k: int, fmt: str, as_json: boo
     """Print prompt-ready sections for QUESTION, never more than --budget tokens in all.
 
     Matches first (best first), then their parents and neighbours while they fit; grouped by
-    document, in document order; what does not fit is listed as omitted. Put the question after it.
+    document, in document order; what does not fit is listed as omitted. A match cut to fit ends
+    with the `mdfts show ... --from-line N` that prints the rest. Put the question after it.
 
     \b
     Examples:
@@ -497,12 +498,17 @@ def context(db: Path, question: str, budget: int, k: int, fmt: str, as_json: boo
       mdfts context dist/docs.db "how do I roll back payments?" --format markdown | llm -s "Answer from these docs"
       mdfts context dist/docs.db "who do I page?" --path-prefix runbooks/
     """
+    import shlex
+
     from mdfts import lookup as lib
     from mdfts.index import open_index
+    from mdfts.records import Hit
 
+    def read_on(hit: Hit, line: int) -> str:  # the command that prints the rest of a cut match
+        return f"mdfts show {shlex.quote(str(db))} {shlex.quote(hit.ref)} --from-line {line}"
     with open_index(db) as ix:
         ctx = ix.context(question, max_tokens=budget, format="json" if as_json else fmt, limit=k,  # type: ignore[arg-type]
-                         path_prefix=path_prefix)
+                         path_prefix=path_prefix, read_on=read_on)
         why = "" if ctx.blocks or ctx.omitted else lib.why_no_hits(ix, question, path_prefix)
     click.echo(ctx.text if as_json else output.inert(ctx.text), nl=False)
     if why:

@@ -20,7 +20,7 @@ from mdfts.queries import pick_query, run_query
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; mypy reads this name as True
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
     from types import TracebackType
     from typing import Any, overload
 
@@ -223,15 +223,19 @@ class Index:
         return lookup.outline_of(self, path)
 
     def context(self, question: str, max_tokens: int = 2000, format: Format = "xml",
-                limit: int = 5, path_prefix: str | None = None) -> Context:
+                limit: int = 5, path_prefix: str | None = None,
+                read_on: Callable[[Hit, int], str] | None = None) -> Context:
         """Prompt-ready sections for `question` in at most `max_tokens` tokens, counting all that is
         printed; `format` is xml, markdown or json. str(result) is the text.
 
         :param path_prefix: take sections only from the documents whose path starts with this.
+        :param read_on: the call a cut match's note names to read on, given the section and the
+            line its rest starts at; `fetch REF` when None.
         """
         from mdfts import lookup
 
-        return lookup.context_block(self, question, max_tokens, format, limit, path_prefix=path_prefix)
+        return lookup.context_block(self, question, max_tokens, format, limit, path_prefix=path_prefix,
+                                    read_on=read_on)
 
 
 def open_index(path: Path | str) -> Index:

@@ -124,6 +124,11 @@ FETCH = "Mdfts_fetch"  # the name llm gives the toolbox's fetch: what a cut read
 _PREFIX_ERROR = "Error: path_prefix is the start of a document's path, e.g. runbooks/; not {!r}"
 
 
+def _read_on(h: Hit, line: int) -> str:
+    """The Mdfts_fetch call that reads a section on from `line`: what a cut read or context names."""
+    return call_text(FETCH, {"ref": h.ref if len(h.ref) <= NAME else str(h.id), "from_line": line})
+
+
 class Mdfts(llm.Toolbox):
     """Search and read an mdfts index of markdown docs."""
 
@@ -174,8 +179,7 @@ A long one comes in parts: its last line names the call that reads on, from_line
             read = read_within([shown], budget, head, from_line=start, line_numbers=False,
                                ref=brief(str(ref), 300))
             [part] = read.parts
-            again = shown.ref if len(shown.ref) <= NAME else str(shown.id)  # (an anchor may be 100 KB)
-            note = read.note(budget, call_text(FETCH, {"ref": again, "from_line": read.next_from}))
+            note = read.note(budget, "" if read.next_from is None else _read_on(shown, read.next_from))
             return "\n".join([part.head, *part.lines, *([note] if read.truncated else [])])
         return _guard(run, self.db)
 
@@ -188,7 +192,7 @@ A long one comes in parts: its last line names the call that reads on, from_line
 path_prefix keeps to the documents under a path, e.g. runbooks/"""
         if not isinstance(path_prefix, str | None):
             return _PREFIX_ERROR.format(path_prefix)
-        return _guard(lambda ix: ix.context(question, max_tokens=self.max_tokens, format="xml",
+        return _guard(lambda ix: ix.context(question, max_tokens=self.max_tokens, format="xml", read_on=_read_on,
                                             path_prefix=path_prefix or None).text, self.db)
 
 

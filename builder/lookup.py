@@ -29,7 +29,7 @@ from mdfts.refs import Ref, RefError, anchor_miss, hash_readings, parse_ref, pat
 # as True.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
     from types import TracebackType
     from typing import Any
 
@@ -410,9 +410,11 @@ def document_entries(ix: Index, prefix: str | None = None) -> list[DocumentEntry
 
 
 def context_block(ix: Index, question: str, max_tokens: int = 2000, format: Format = "xml",
-                  limit: int = 5, count: TokenCounter | None = None, path_prefix: str | None = None) -> Context:
+                  limit: int = 5, count: TokenCounter | None = None, path_prefix: str | None = None,
+                  read_on: Callable[[Hit, int], str] | None = None) -> Context:
     """The budgeted context block for a question (see mdfts.prompt); `path_prefix` keeps its
-    matches, and so their relatives, to the documents under a path."""
+    matches, and so their relatives, to the documents under a path; `read_on` names the call that
+    reads a cut match on from a line."""
     from mdfts.prompt import Provenance, build_context
 
     _whole(max_tokens, "max_tokens")  # a float was printed as the budget, a str failed a comparison
@@ -422,7 +424,7 @@ def context_block(ix: Index, question: str, max_tokens: int = 2000, format: Form
         return relative_hits(ix, hit.id)
 
     return build_context(matches, related, budget=max_tokens, fmt=format, question=question,
-                         provenance=Provenance.from_meta(ix.name, ix.meta), count=count)
+                         provenance=Provenance.from_meta(ix.name, ix.meta), count=count, read_on=read_on)
 
 
 def rrf_merge(lists: dict[str, list[Hit]], limit: int, k: int = 60) -> list[Hit]:

@@ -519,8 +519,12 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
                                     for n, i in chosen.items()}, 1)
                 if merged and merged[0].index:
                     name, ix = merged[0].index, chosen[merged[0].index]
+            def read_on(h: Hit, line: int) -> str:  # a cut match's note: the fetch that reads it on
+                return call_text("fetch", {"ref": _ref(h.ref, h.id), "from_line": line,
+                                           **({"index": name} if len(indexes) > 1 else {})})
             try:
-                ctx = ix.context(question, max_tokens=budget, format="xml", path_prefix=path_prefix)
+                ctx = ix.context(question, max_tokens=budget, format="xml", path_prefix=path_prefix,
+                                 read_on=read_on)
             except MdftsError as err:
                 raise ToolError(_brief(str(err))) from None
         data: dict[str, Any] = {

@@ -88,6 +88,8 @@ class Block:
     order: int           # rank of the match it belongs to (1 = best): documents sort by it
     of_id: int | None = None
     cut_lines: int | None = None  # kept only the first N lines of a match too long to fit whole
+    # The call that reads a cut match on from a line, as the front end names it (its hit, the line).
+    read_on: Callable[[Hit, int], str] | None = field(default=None, compare=False)
 
     @property
     def end_line(self) -> int:
@@ -102,7 +104,8 @@ class Block:
         lines = _first_lines(self.hit.body, self.cut_lines).rstrip("\n").split("\n")
         fences = sum(1 for line in lines if line.lstrip().startswith(("```", "~~~")))
         kept = "\n".join(lines).rstrip() + ("\n```" if fences % 2 else "")  # close a fence the cut opened
-        return f"{kept}\n[… lines {self.end_line + 1}-{self.hit.end_line} cut for the budget; fetch {self.hit.ref}]"
+        go_on = self.read_on(self.hit, self.end_line + 1) if self.read_on else f"fetch {self.hit.ref}"
+        return f"{kept}\n[… lines {self.end_line + 1}-{self.hit.end_line} cut for the budget; {go_on}]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,6 +328,7 @@ def build_context(
     provenance: Provenance,
     question: str = "",
     count: TokenCounter | None = None,
+    read_on: Callable[[Hit, int], str] | None = None,
 ) -> Context:
     """Choose and render the sections for a context block of at most `budget` tokens.
 
@@ -333,6 +337,7 @@ def build_context(
 
     :param matches: search hits, best first.
     :param related: (relation, hit) pairs of a match: its parent, previous and next sections.
+    :param read_on: the call that reads a cut match on from a line (`fetch REF` when None).
     """
     if fmt not in FORMATS:
         raise MdftsError(f"unknown context format {fmt!r}; use one of {', '.join(FORMATS)}")
@@ -372,14 +377,14 @@ def build_context(
                 step = 1
                 while lo <= hi:
                     k = min(lo + step - 1, hi)
-                    cut = Block(block.hit, block.role, block.order, block.of_id, k)
+                    cut = Block(block.hit, block.role, block.order, block.of_id, k, read_on)
                     if not fits([*chosen, cut], brief):
                         hi = k - 1
                         break
                     taken, lo, step = cut, k + 1, step * 2
                 while lo <= hi:
                     mid = (lo + hi) // 2
-                    cut = Block(block.hit, block.role, block.order, block.of_id, mid)
+                    cut = Block(block.hit, block.role, block.order, block.of_id, mid, read_on)
                     if fits([*chosen, cut], brief):
                         taken, lo = cut, mid + 1
                     else:

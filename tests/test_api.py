@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pkgutil
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -360,3 +361,15 @@ def test_to_dict_is_what_the_cli_prints_as_json(fixture_db: Path, tmp_path: Path
     for varies in ("output", "seconds", "cpu_seconds"):
         del data[varies], built[varies]
     assert data == built
+
+
+def test_a_cut_context_names_the_call_read_on_gives(sample_db: Path) -> None:
+    # Each front end names its own call that reads a cut match on (mdfts show --from-line, MCP
+    # fetch(..., from_line=N), Mdfts_fetch); without read_on the note stays `fetch REF`.
+    with mdfts.open_index(sample_db) as ix:
+        plain = ix.context("how do I roll back payments", max_tokens=300).text
+        named = ix.context("how do I roll back payments", max_tokens=300,
+                           read_on=lambda h, n: f"ix.show({h.ref!r}) from line {n}").text
+    assert "cut for the budget; fetch runbooks/payments.md#rollback-procedure]" in plain
+    assert re.search(r"\[… lines (\d+)-103 cut for the budget; "
+                     r"ix\.show\('runbooks/payments\.md#rollback-procedure'\) from line \1\]", named), named

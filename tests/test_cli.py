@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -707,3 +708,21 @@ def test_python_dash_m(fixture_db: Path) -> None:
     bad = subprocess.run([sys.executable, "-m", "mdfts", "info", "/nonexistent/x.db"],
                          capture_output=True, text=True, timeout=60)
     assert (bad.returncode, bad.stdout, bad.stderr) == (1, "", "Error: /nonexistent/x.db: no such index file\n")
+
+
+def test_a_cut_context_names_the_show_command_that_prints_the_rest(sample_db: Path) -> None:
+    # The note said `fetch REF`: no mdfts command is called fetch, and `mdfts show REF` printed
+    # the section from its first line again. It names the command that prints the rest.
+    ref = "runbooks/payments.md#rollback-procedure"
+    block = run_cli(["context", sample_db, "how do I roll back payments", "--budget", "300"])
+    [note] = [line for line in block.stdout.splitlines() if "cut for the budget" in line]
+    found = re.fullmatch(r"\[… lines (\d+)-103 cut for the budget; (mdfts show .*)\]", note)
+    assert found, note
+    line = int(found[1])
+    command = shlex.split(found[2])
+    assert command == ["mdfts", "show", str(sample_db), ref, "--from-line", str(line)]
+    rest = run_cli(command[1:])
+    assert (rest.exit_code, rest.stderr) == (0, "")
+    body = json.loads(run_cli(["show", sample_db, ref, "--json"]).stdout)[0]["body"]
+    assert rest.stdout == (f"[141] {ref}  runbooks/payments.md:83-103 (from line {line})\n"
+                           + "".join(body.splitlines(keepends=True)[line - 83:]).rstrip() + "\n")

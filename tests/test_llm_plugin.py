@@ -285,3 +285,15 @@ def test_toolbox_fetch_of_a_path_lists_the_headings_that_fit_then_the_call_for_t
     assert first[-1].endswith(f'next: Mdfts_fetch(ref="long.md", from_line={rest}); Mdfts_fetch long.md:LINE for one]')
     listed = [line for a in answers for line in a.splitlines()[1:] if not line.startswith("[…")]
     assert listed == [f"long.md#heading-{i} lines {4 * i + 1}-{4 * i + 4}" for i in range(60)]
+
+
+def test_a_cut_context_names_the_toolbox_fetch_that_reads_the_rest(sample_db: Path) -> None:
+    # The note said `fetch REF`, and Mdfts_fetch of the ref gave the section from its first line.
+    box = Mdfts(str(sample_db), max_tokens=300)
+    block = _tool_call(box, "Mdfts_context", {"question": "how do I roll back payments"})
+    found = re.search(r"\[… lines (\d+)-103 cut for the budget; Mdfts_fetch\((.*)\)\]", block)
+    assert found, block
+    args = {k: json.loads(v) for k, v in re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|\d+)', found[2])}
+    assert args == {"ref": ROLLBACK, "from_line": int(found[1])}
+    rest = _tool_call(box, "Mdfts_fetch", args)
+    assert rest.startswith(f"runbooks/payments.md:83-103 payments › Rollback procedure (from line {found[1]})\n\n")

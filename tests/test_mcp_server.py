@@ -852,3 +852,14 @@ def test_an_mcp_without_the_2x_api_is_named(monkeypatch: pytest.MonkeyPatch) -> 
     with pytest.raises(MdftsError, match=r"^the MCP server needs mcp 2\.3 or later \(mcp 1\.30\.0 is installed\); "
                                          r"pip install 'mdfts\[mcp\]'$"):
         importlib.import_module("mdfts.mcp_server")
+
+
+async def test_a_cut_context_names_the_fetch_that_reads_the_rest(client: Client) -> None:
+    # The note said `fetch REF`, and that fetch gave the section from its first line again.
+    text, _, err = await _call(client, "context", question="how do I roll back payments", max_tokens=300)
+    found = re.search(r"\[… lines (\d+)-103 cut for the budget; fetch\((.*)\)\]", text)
+    assert not err and found, text
+    args = {k: json.loads(v) for k, v in re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|\d+)', found[2])}
+    assert args == {"ref": ROLLBACK, "from_line": int(found[1])}
+    _, data, err = await _call(client, "fetch", **args)
+    assert not err and data["sections"][0]["from_line"] == int(found[1])
