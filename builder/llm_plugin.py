@@ -23,7 +23,8 @@ from mdfts.records import Hit, Outline
 
 SYSTEM = (
     "Answer from the documentation in the index {db}. Use Mdfts_search first, then Mdfts_fetch a "
-    "result's ref to read the whole section; Mdfts_token finds an exact ENV_VAR, --flag or error "
+    "result's ref to read the section (a long one comes in parts: make the call its last line "
+    "names for the next); Mdfts_token finds an exact ENV_VAR, --flag or error "
     "code. Quote exact tokens in backticks and cite path:lines for each claim. If the sections do "
     "not answer the question, say so."
 )

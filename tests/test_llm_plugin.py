@@ -117,6 +117,7 @@ def test_template_sets_a_system_prompt_and_the_toolbox(sample_db: Path) -> None:
     template = llm.get_template_loaders()["mdfts"](str(sample_db))
     assert template.tools == [f"Mdfts({json.dumps(str(sample_db))})"]
     assert "Mdfts_search first, then Mdfts_fetch" in (template.system or "")
+    assert "a long one comes in parts: make the call its last line names" in (template.system or "")
     out = _llm("-m", "echo", "-t", f"mdfts:{sample_db}", "Which env var sets the payments DB?")
     assert out.returncode == 0, out.stderr
     echoed = json.loads(out.stdout)
