@@ -18,7 +18,7 @@ import llm
 from mdfts.errors import MdftsError, brief
 from mdfts.index import Index, open_index
 from mdfts.lookup import why_no_hits
-from mdfts.reading import NAME, call_text, headings_within, read_within
+from mdfts.reading import MIN_TOKENS, NAME, call_text, headings_within, read_within
 from mdfts.records import Hit, Outline
 
 SYSTEM = (
@@ -135,7 +135,7 @@ class Mdfts(llm.Toolbox):
 
     def __init__(self, db: str, max_tokens: int = 4000):
         self.db = db
-        self.max_tokens = max_tokens
+        self.max_tokens = max(int(max_tokens), MIN_TOKENS)  # as mdfts mcp raises a smaller one
 
     # Each docstring is its tool's description, sent to the model as written (indentation too).
     def search(self, query: str, limit: int = 5, path_prefix: str = "") -> str:

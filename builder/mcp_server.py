@@ -26,7 +26,7 @@ from mdfts.index import Index, open_index
 from mdfts.lookup import has_documents_under, no_hits, relative_hits, rrf_merge
 from mdfts.output import count_noun
 from mdfts.prompt import ByteCounter
-from mdfts.reading import NAME, call_text, headings_within, lines_within, read_within
+from mdfts.reading import MIN_TOKENS, NAME, call_text, headings_within, lines_within, read_within
 from mdfts.records import Hit, Outline
 
 
@@ -58,7 +58,6 @@ except ImportError as err:  # no mcp (the CLI checks that first), or a 1.x witho
 
 log = logging.getLogger(__name__)
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-MIN_TOKENS = 100
 _count = ByteCounter()
 
 

@@ -18,6 +18,8 @@ CUT = "…"  # ends a line cut to fit
 # Markdown allows a heading, and so an anchor, of any length (a 100 KB one was repeated five times
 # a hit: heading, trail, anchor, ref, title): a read cuts the names it gives to this many characters.
 NAME = 200
+MIN_TOKENS = 100  # the smallest budget a read is given: a smaller one is raised to it
+AT_LEAST = 256  # bytes of its first line a read shows when its header line leaves no room
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +81,10 @@ def read_within(hits: Sequence[Hit], budget: int, head: Callable[[Hit, int | Non
         start = h.start_line + skip if skip else None
         top = head(h, start)
         used += _count(top + "\n")
-        got = _lines_within(h, line_numbers, budget, used, budget - _count(top + "\n"), skip)
+        # (the read's first section shows at least a line, or part of one, whatever the budget
+        # and its header line's length: a read that shows nothing would name itself as the next)
+        got = _lines_within(h, line_numbers, budget, used, budget - _count(top + "\n"), skip,
+                            AT_LEAST if n == 0 else 0)
         used = got.used
         body = h.body[got.begin:got.chars]
         if not got.whole:
@@ -162,12 +167,15 @@ def _line_offset(body: str, n: int) -> int:
     return start
 
 
-def _lines_within(h: Hit, line_numbers: bool, budget: int, used: int, longest: int, skip: int = 0) -> _Lines:
+def _lines_within(h: Hit, line_numbers: bool, budget: int, used: int, longest: int, skip: int = 0,
+                  at_least: int = 0) -> _Lines:
     """The body's whole lines from its line `skip` on (numbered as in the file) while `used`
     tokens plus them fit `budget`. A line that does not fit, and could not in any read of this
     budget (it is more than `longest` tokens, what is left after the section's header line), is
     cut to the room left: whole lines only never showed a 1 MB line at all. Read a line at a
-    time: a 20 MB section was split and numbered whole for 24 KB of answer."""
+    time: a 20 MB section was split and numbered whole for 24 KB of answer. With `at_least`, the
+    first line is shown whole if it is no longer than that many bytes, else cut to them, however
+    little room is left."""
     body = h.body
     end = len(body)
     while end and body[end - 1] == "\n":
@@ -181,9 +189,10 @@ def _lines_within(h: Hit, line_numbers: bool, budget: int, used: int, longest: i
         number = f"{first + len(kept)}: " if line_numbers else ""
         line = number + body[start:stop]
         cost = _count(line + "\n")
-        if used + cost > budget:
-            if cost > longest:
-                shown = _prefix_within(body, start, stop, (budget - used) * 4 - len((number + CUT + "\n").encode()))
+        if used + cost > budget and not (at_least and not kept and cost * 4 <= at_least):
+            if cost > longest or (at_least and not kept):
+                room = (budget - used) * 4 - len((number + CUT + "\n").encode())
+                shown = _prefix_within(body, start, stop, max(room, at_least if not kept else 0))
                 if shown:
                     kept.append(number + body[start:start + shown] + CUT)
                     used += _count(kept[-1] + "\n")

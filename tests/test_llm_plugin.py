@@ -298,3 +298,23 @@ def test_a_cut_context_names_the_toolbox_fetch_that_reads_the_rest(sample_db: Pa
     assert args == {"ref": ROLLBACK, "from_line": int(found[1])}
     rest = _tool_call(box, "Mdfts_fetch", args)
     assert rest.startswith(f"runbooks/payments.md:83-103 payments › Rollback procedure (from line {found[1]})\n\n")
+
+
+def test_toolbox_fetch_goes_on_when_the_header_line_leaves_no_room(tmp_path: Path) -> None:
+    # A path longer than the budget made each read's header line fill it: the read showed no
+    # line and named itself as the next call, so a model following it never got further. Now
+    # the first line of a read is shown (cut to AT_LEAST bytes when long) whatever the header;
+    # and a budget below MIN_TOKENS is raised to it, as mdfts mcp does.
+    docs = tmp_path / "docs"
+    deep = docs.joinpath(*[f"{'folder' * 30}{i}" for i in range(3)])  # a 550-character path
+    deep.mkdir(parents=True)
+    lines = [f"step {i} of the long path's section" for i in range(6)] + ["x" * 2000, "last step"]
+    (deep / "long.md").write_text("# Long\n\n" + "\n".join(lines) + "\n")
+    build_index([docs], tmp_path / "deep.db")
+    box = Mdfts(str(tmp_path / "deep.db"), max_tokens=10)
+    assert box.max_tokens == 100
+    [hit] = mdfts.search(tmp_path / "deep.db", "step", limit=1)
+    answers = _read_on(box, hit.ref)
+    shown = [a.splitlines()[2] for a in answers]
+    assert shown[:8] == ["# Long", "", *lines[:6]]
+    assert shown[8].startswith("x" * 200) and shown[8].endswith("…") and shown[-1] == "last step"
