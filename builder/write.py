@@ -193,7 +193,7 @@ def _section_values(path: str, words: str, s: Section, is_last: bool,
     first is kept."""
     o = s.ordinal
     by_kind: dict[str, list[str]] = {}  # only the kinds the section has: most have two or three
-    kept: dict[tuple[str, str, str], TokenRow] = {}
+    rows: list[TokenRow] = []
     records: list[tuple[str, str, str, str]] = []  # the digest's: (norm, token, kind, source)
     kind_source = _KIND_SOURCE
     for t in s.tokens:
@@ -207,19 +207,31 @@ def _section_values(path: str, words: str, s: Section, is_last: bool,
             written = "^"
         else:
             written = token
-        kept.setdefault((norm, written, kind), (norm, o, written, kind_source[kind, source]))
-    token_rows += kept.values()
+        rows.append((norm, o, written, kind_source[kind, source]))
     # NULL, not "[]", for a kind a section has none of (most sections, for most kinds): ~0.09x
     # of the corpus bytes on the sample, and json_each(NULL) is empty like json_each('[]').
     packed: list[str | None] = [None] * len(_KIND_POSITION)
     arrays: list[str | None] = [None] * len(_KIND_POSITION)  # the JSON arrays the digest spells
+    repeats = False
     for kind_of, items in by_kind.items():
-        array = _json_strings(sorted(set(items)))
+        if len(items) > 1:
+            unique = set(items)
+            repeats = repeats or len(unique) < len(items)
+            items = sorted(unique)
+        array = _json_strings(items)
         # the array without its brackets and the quotes around each string, char(31) between
         # them (the generated <kind> column spells the JSON back: a string's own quotes are
         # escaped, so '", "' only ever separates two)
         arrays[_KIND_POSITION[kind_of]] = array
         packed[_KIND_POSITION[kind_of]] = array[2:-2].replace('", "', "\x1f")
+    # (norm, written) spells the token back, so a (norm, written, kind) repeats exactly when a
+    # kind's items do: the splitter gives each token and kind once; a Section made by hand may not
+    if repeats:
+        kept: dict[tuple[str, str, str], TokenRow] = {}
+        for row, record in zip(rows, records, strict=True):
+            kept.setdefault((row[0], row[2], record[2]), row)
+        rows = list(kept.values())
+    token_rows += rows
     body, heading, anchor = s.body, s.heading, s.anchor
     trail = _json_strings(s.trail)
     parts = heading_parts(heading)
