@@ -62,20 +62,28 @@ _KIND_CODE: dict[str, int] = {k: i for i, k in enumerate(KINDS)}
 _SOURCE_CODE: dict[str, int] = {k: i for i, k in enumerate(SOURCES)}
 
 
-_SHIFTED = {"id", "parent_id"}  # section ids, shifted by :delta when copied
+_SHIFTED = {"id", "parent_id"}  # section ids, shifted by their document's delta when copied
+# The documents reuse() took since the last copy (new_id from :since on), with their sections,
+# copied inside SQLite in one statement each: no old row passes through Python.
 _COPY_SECTIONS = (
     f"insert into sections ({_SECTION_COLUMNS}) select "
     + ", ".join(
-        f"s.{c} + :delta" if c in _SHIFTED else ":doc_id" if c == "document_id" else f"s.{c}"
+        f"s.{c} + r.delta" if c in _SHIFTED else "r.new_id" if c == "document_id" else f"s.{c}"
         for c in (c.strip() for c in _SECTION_COLUMNS.split(","))
     )
-    + " from prev.sections as s where s.document_id = :old_id"
+    + " from _mdfts_reuse as r join prev.sections as s on s.document_id = r.old_id where r.new_id >= :since"
 )
 # last_commit is left out: provenance belongs to this build, not to the one that wrote the rows.
-_COPY_DOCUMENT = (
+_COPY_DOCUMENTS = (
     f"insert into documents ({_DOCUMENT_COLUMNS}) "
-    "select ?, path, title, front_matter, sha256_bytes, bytes, lines, sections, rows_sha256, file_words "
-    "from prev.documents where id = ?"
+    "select r.new_id, d.path, d.title, d.front_matter, d.sha256_bytes, d.bytes, d.lines, d.sections, "
+    "d.rows_sha256, d.file_words from _mdfts_reuse as r join prev.documents as d on d.id = r.old_id "
+    "where r.new_id >= :since"
+)
+# Every document of the previous index, what reuse() looks a file up in (read once, at its first call).
+_PREVIOUS_DOCUMENTS = (
+    "select d.path, d.sha256_bytes, d.id, d.sections, "
+    "(select min(s.id) from prev.sections as s where s.document_id = d.id) from prev.documents as d"
 )
 
 
@@ -538,6 +546,10 @@ class IndexWriter:
         self._pending_sections: list[tuple[object, ...]] = []
         self._pending_tokens: list[tuple[object, ...]] = []
         self._pending_chars = 0
+        # reuse()'s documents not copied yet: (old id, id shift, old first section id, new id)
+        self._pending_reuse: list[tuple[int, int, int | None, int]] = []
+        # path → (sha256 bytes, old id, sections, old first section id): _PREVIOUS_DOCUMENTS' rows
+        self._previous: dict[str, tuple[bytes, int, int, int | None]] | None = None
 
     def _open(self) -> None:
         for p in (self.build_tmp, self.final_tmp, self.try_tmp):
@@ -634,7 +646,8 @@ class IndexWriter:
             self._flush_pending()
 
     def _flush_pending(self) -> None:
-        """Insert the rows add_rows() holds."""
+        """Insert the rows add_rows() holds, and copy the documents reuse() took."""
+        self._copy_reused()
         if self._pending_documents:
             self.db.executemany(_INSERT_DOCUMENT, self._pending_documents)
             self.db.executemany(_INSERT_SECTION, self._pending_sections)
@@ -735,7 +748,7 @@ class IndexWriter:
         # row a document): a table in main would bump the schema cookie in the file header.
         self.db.execute(
             "create temp table _mdfts_reuse "
-            "(old_id integer primary key, delta integer not null, old_first integer)"
+            "(old_id integer primary key, delta integer not null, old_first integer, new_id integer not null)"
         )
         self.reusing = True
 
@@ -752,27 +765,37 @@ class IndexWriter:
             raise RowsMismatch(f"cannot read it ({err})") from None
 
     def _reuse(self, path: str, sha256: str) -> bool:
-        db = self.db
-        row = db.execute(
-            "select d.id, d.sections, (select min(s.id) from prev.sections as s where s.document_id = d.id) "
-            "from prev.documents as d where d.path = ? and d.sha256 = ?",
-            (path, sha256),
-        ).fetchone()
-        if row is None:
+        if self._previous is None:
+            # One read of every old document (path, sha256 and where its sections start), not a
+            # query a file: most of the per-file cost of a build that reuses nearly everything.
+            self._previous = {row[0]: row[1:] for row in self.db.execute(_PREVIOUS_DOCUMENTS)}
+        old = self._previous.pop(path, None)  # (each path comes once)
+        if old is None or old[0] != bytes.fromhex(sha256):
             return False
-        old_id, n_sections, old_first = row
+        _, old_id, n_sections, old_first = old
         doc_id = self.next_doc_id
         self.next_doc_id += 1
         first = self.next_section_id
         self.next_section_id += n_sections
         delta = first - (old_first or first)
         self.digest.update(f"{path}\0{sha256}\n".encode())
-        # Copied inside SQLite (indexed by document): no old row passes through Python.
-        db.execute(_COPY_DOCUMENT, (doc_id, old_id))
-        db.execute(_COPY_SECTIONS, {"delta": delta, "doc_id": doc_id, "old_id": old_id})
-        db.execute("insert into _mdfts_reuse values (?, ?, ?)", (old_id, delta, old_first))
+        # The rows are copied by _copy_reused(), with the next batch of rows: the ids are given out here.
+        self._pending_reuse.append((old_id, delta, old_first, doc_id))
         self.reused += 1
         return True
+
+    def _copy_reused(self) -> None:
+        """Copy the documents reuse() took since the last copy, and their sections."""
+        if not self._pending_reuse:
+            return
+        db, since = self.db, self._pending_reuse[0][3]
+        try:
+            db.executemany("insert into _mdfts_reuse values (?, ?, ?, ?)", self._pending_reuse)
+            db.execute(_COPY_DOCUMENTS, {"since": since})
+            db.execute(_COPY_SECTIONS, {"since": since})
+        except sqlite3.DatabaseError as err:  # a bad page, a truncated file
+            raise RowsMismatch(f"cannot read it ({err})") from None
+        self._pending_reuse = []
 
     def _copy_reused_tokens(self) -> None:
         # tokens has no index on section_id, so one pass over the old table for all reused
