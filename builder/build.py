@@ -354,7 +354,7 @@ def _is_big(f: SourceFile) -> bool:
     if f.data is not None:
         return len(f.data) > STREAM_FROM
     try:
-        return f.abspath.stat().st_size > STREAM_FROM
+        return os.stat(f.filename).st_size > STREAM_FROM
     except OSError:
         return False  # read_source says why
 
