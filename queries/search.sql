@@ -624,30 +624,39 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, t
                            else coalesce((select instr(highlight(sections_fts, 1, char(1), ''), char(1))
                                           from sections_fts where sections_fts match fexpr and rowid = x.id), 0) = 0 end
              then 2 else 0 end as b, ev,
-    -- (a section that holds the token is a section of its page that does)
+    -- (a section that holds the token is a section of its page that does; a page's sections
+    -- have consecutive ids, so one range seek in the token's rows, from its first to its last,
+    -- not a token lookup per section of the page)
     case when ev is not null then 1
-         when tok then exists (select 1 from sections as o cross join token_norms as tn cross join token_rows as tk
-                                 on tk.token_id = tn.id and tk.section_id = o.id
-                               where o.document_id = x.document_id and tn.norm = n)
+         when tok then exists (select 1 from token_norms as tn join token_rows as tk on tk.token_id = tn.id
+                               where tn.norm = n and tk.section_id between
+                                 (select o.id from sections as o where o.document_id = x.document_id order by o.ordinal limit 1)
+                                 and (select o.id from sections as o where o.document_id = x.document_id
+                                      order by o.ordinal desc limit 1))
          else 0 end,
     bm_n, fw, nw, nhead, nstop, named, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx, describes, kpos, aw, big
   from (
   select cand.id, key.pos, key.n, key.tok, cand.document_id, cand.big, case when not cand.big then (
     -- (the file name is part of the document: marked once, and then path and title need no look;
     -- 32 times the words of the file name's first match ride above the bits: a kebab term names
-    -- as many file name words as its parts, kube-proxy two of KubeProxyDown's three, see file)
-    select case when f.i > 0
-                then 7 + 32 * (length(f.sp) - length(replace(f.sp, ' ', '')) + 1)
-                else 1 + 4 * (f.dp > 0) end
-      + 8 * (f.hd > 0) + 16 * (f.tr > 0)
-    from (select i, substr(h, i + 1, instr(substr(h, i + 1), char(2)) - 1) as sp, dp, hd, tr
-          from (select h, instr(h, char(1)) as i, dp, hd, tr
-          from (select highlight(sections_fts, 1, char(1), char(2)) as h,
-                       instr(highlight(sections_fts, 5, char(1), '') || highlight(sections_fts, 2, char(1), ''),
-                             char(1)) as dp,
-                       instr(highlight(sections_fts, 3, char(1), ''), char(1)) as hd,
-                       instr(highlight(sections_fts, 4, char(1), ''), char(1)) as tr
-                from sections_fts where sections_fts match key.hexpr and rowid = cand.id))) as f)
+    -- as many file name words as its parts, kube-proxy two of KubeProxyDown's three, see file.
+    -- Each highlight() goes behind a CASE, so a column is marked only when its bit can count:
+    -- the title only when the path did not match, the trail (16) only for in_anc, a match in
+    -- neither the document nor the heading, the file name a second time, for its span's end,
+    -- only when it matched: three to five highlight() calls a candidate and term, not always five)
+    select case when instr(highlight(sections_fts, 1, char(1), ''), char(1)) > 0
+                then 7 + 32 * (select length(sp) - length(replace(sp, ' ', '')) + 1
+                               from (select substr(h, i + 1, instr(substr(h, i + 1), char(2)) - 1) as sp
+                                     from (select h, instr(h, char(1)) as i
+                                           from (select highlight(sections_fts, 1, char(1), char(2)) as h)
+                                           limit -1 offset 0)))
+                     + 8 * (instr(highlight(sections_fts, 3, char(1), ''), char(1)) > 0)
+                when instr(highlight(sections_fts, 5, char(1), ''), char(1)) > 0
+                  or instr(highlight(sections_fts, 2, char(1), ''), char(1)) > 0
+                then 5 + 8 * (instr(highlight(sections_fts, 3, char(1), ''), char(1)) > 0)
+                when instr(highlight(sections_fts, 3, char(1), ''), char(1)) > 0 then 9
+                else 1 + 16 * (instr(highlight(sections_fts, 4, char(1), ''), char(1)) > 0) end
+    from sections_fts where sections_fts match key.hexpr and rowid = cand.id)
     -- (a big section: a highlight() reads the whole row through sections_indexed, computing its
     -- text, once a lookup. Its bits come from column filters instead, and a file name match
     -- counts one word)
