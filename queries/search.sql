@@ -937,14 +937,17 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
     -- phrase lookup in FTS5 would walk the doclists of the query's stop words. A link
     -- reference's label is markup no reader sees, so the text as a label - `[old rota][pugmill
     -- cleaning]` and its definition `[pugmill cleaning]: https://...` - is taken out first; a
-    -- link's own text, `[pugmill cleaning](...)`, is seen and stays)
+    -- link's own text, `[pugmill cleaning](...)`, is seen and stays. Each label taken out holds
+    -- the text, so a section whose prefix does not hold it at all is a 0 before the two replaces)
     case when (select count(*) from raw) >= 2 then
-      coalesce((select instr(replace(replace(lower(substr(coalesce(case when f.big then (
+      coalesce((select case when instr(l, p) = 0 then 0
+                            else instr(replace(replace(l, '][' || p || ']', ''), '[' || p || ']:', ''), p) > 0 end
+                from (select lower(substr(coalesce(case when f.big then (
                    select case when length(rtrim(substr(t, 1, length(t) - 10))) > 20000 then t end
-                   from (select trim(replace(replace(replace(replace(substr(s.body, 1, 40000), '**', ''), '`', ''), '<br>', ' '), char(9), ' ')) as t limit -1 offset 0)) end, s.text), 1, 20000)),
-                                             '][' || x.p || ']', ''),
-                                     '[' || x.p || ']:', ''), x.p) > 0
-                from sections as s, (select lower(trim(s)) as p from q) as x where s.id = f.id), 0)
+                   from (select trim(replace(replace(replace(replace(substr(s.body, 1, 40000), '**', ''), '`', ''), '<br>', ' '), char(9), ' ')) as t limit -1 offset 0)) end, s.text), 1, 20000)) as l,
+                        x.p
+                      from sections as s, (select lower(trim(s)) as p from q) as x where s.id = f.id
+                      limit -1 offset 0)), 0)
     else 0 end,
     -- (role: no lookup at all when the query names no role cue; the role words in the heading
     -- column, by highlight() of a plain match: a column filter, `head : (...)`, on a row that
@@ -1289,16 +1292,20 @@ snip_at as materialized (
 -- it; a word in an address takes its link's place (a piece that held the marker and lost it
 -- starts with it). With no word (at 0) the marker leads the window, unused. Then an autolink
 -- (<https://...>, <mailto:...>: the address is its text) loses its brackets, split at each < the
--- same way; a < that opens no autolink stays.
+-- same way; a < that opens no autolink stays. A window with no [ (or no <) has no piece to
+-- clean, and passes that step as it is (each step would give it back unchanged).
 snip_c as materialized (
   select *, instr(c3, char(3)) as at3, replace(c3, char(3), '') as c from (
   select r.*, r.s0 + 599 < length(r.x) as more,
-    (select group_concat(case when key > 0 and e > 1 and instr(substr(v, 1, e), ' ') = 0
+    (select case when instr(a, '<') = 0 then a else (
+     select group_concat(case when key > 0 and e > 1 and instr(substr(v, 1, e), ' ') = 0
                                    and (l glob 'http://?*' or l glob 'https://?*' or l glob 'mailto:?*' or l glob 'ftp://?*')
                               then substr(v, 1, e - 1) || substr(v, e + 1)
                               when key > 0 then '<' || v else v end, '')
      from (select key, value as v, instr(value, '>') as e, lower(ltrim(value, char(3))) as l
-           from json_each('[' || replace(json_quote(
+           from json_each('[' || replace(json_quote(a), '<', '","') || ']')
+           order by key)) end
+     from (select case when instr(w, '[') = 0 then w else
     replace(replace((select group_concat(case when instr(v0, char(3)) > 0 and instr(v, char(3)) = 0
                                               then char(3) || v else v end, '') from (
       select v0, case
@@ -1314,12 +1321,12 @@ snip_c as materialized (
         else '[' || v0 end as v
       from (select key, value as v0, instr(value, char(2)) as d2, instr(value, char(1)) as d1,
               instr(value, ']') as e
-            from json_each('[' || replace(json_quote(replace(replace(replace(
-                   substr(r.x, r.s0, r.at - r.s0) || char(3) || substr(r.x, r.at, 600 - r.at + r.s0),
+            from json_each('[' || replace(json_quote(replace(replace(replace(w,
                    '![', '['), '](', char(2)), '][', char(1))),
                    '[', '","') || ']'))
-      order by key)), char(2), ']('), char(1), '][')), '<', '","') || ']')
-           order by key)) as c3
+      order by key)), char(2), ']('), char(1), '][') end as a
+           from (select substr(r.x, r.s0, r.at - r.s0) || char(3) || substr(r.x, r.at, 600 - r.at + r.s0) as w)
+           limit -1 offset 0)) as c3
   from (select *, case when at > 200 then at - 200 else 1 end as s0 from snip_at) as r
   limit -1 offset 0)
 )
