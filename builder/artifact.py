@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     # Where a token was seen, strongest first (SOURCES below).
     TokenSource = Literal["heading", "definition", "code", "fence", "text"]
 
-SCHEMA_VERSION = 6  # PRAGMA user_version; mdfts_meta.schema_version
+SCHEMA_VERSION = 7  # PRAGMA user_version; mdfts_meta.schema_version
 APPLICATION_ID = 0x6D646674  # "mdft"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 

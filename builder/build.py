@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 from mdfts.artifact import SCHEMA_VERSION, check_source_url, file_is_index
 from mdfts.discover import DEFAULT_INCLUDE, FileSet, SourceFile, SourceText, discover, no_file_matches, read_source
 from mdfts.errors import MdftsError, SourceError, display
+from mdfts.includes import Includes, has_includes
 from mdfts.index import open_index
 from mdfts.parse import stream_blocks
 from mdfts.provenance import Provenance, artifact_version as _artifact_version, read_provenance
@@ -368,13 +369,16 @@ _STREAM = "stream"  # _read_and_split's answer for a file the parent must stream
 
 
 def _document(src: SourceText, clock: StageClock,
-              sink: Callable[[Section, str], None] | None = None) -> Document:
+              sink: Callable[[Section, str], None] | None = None, root: Path | None = None) -> Document:
     """One file's text through parse → split → extract tokens. Each section goes to `sink` (the
-    write stage) as it closes; without a sink they are the Document's `sections`."""
+    write stage) as it closes; without a sink they are the Document's `sections`. A section whose
+    include directives name files below `root` carries their text (mdfts.includes)."""
     clock.switch("split")
     text = normalize_text(src.text)
     sections: list[Section] = []
     to = clock.within("write", sink) if sink is not None else (lambda s, _title: sections.append(s))
+    if root is not None and has_includes(text):
+        to = _with_included(to, Includes(root, src.path, src.size))
     # The splitter makes a section's exact tokens as it closes it (and every few dozen pieces of
     # a long one), so they are never all alive at once: the token stage runs inside split.
     # No plain text: the rows hold the body, and the index derives the rest from it.
@@ -388,6 +392,20 @@ def _document(src: SourceText, clock: StageClock,
     return doc if sink is not None else dataclasses.replace(doc, sections=tuple(sections))
 
 
+def _with_included(to: Callable[[Section, str], None], includes: Includes) -> Callable[[Section, str], None]:
+    def add(s: Section, title: str) -> None:
+        if has_includes(s.body):
+            s = dataclasses.replace(s, included=includes.text(s.body))
+        to(s, title)
+    return add
+
+
+def _root(f: SourceFile) -> Path | None:
+    """The folder a file's include directives are read from: its root on disk (none for a file
+    held in memory, from a GitHub tarball)."""
+    return f.root if f.data is None else None
+
+
 def _read_and_split(f: SourceFile) -> _Parsed:
     """One file read, parsed, split, its tokens extracted and its rows made, on a clock of its own
     (in a worker process, or not)."""
@@ -397,7 +415,7 @@ def _read_and_split(f: SourceFile) -> _Parsed:
     try:
         clock.switch("read")
         src = read_source(f)
-        doc = _document(src, clock)
+        doc = _document(src, clock, root=_root(f))
     except SourceError as err:
         clock.switch("")
         return (err.path, err.line, err.what), clock.seconds
@@ -484,13 +502,14 @@ def _reuse_or_split(writer: IndexWriter, f: SourceFile, clock: StageClock) -> _P
     except SourceError as err:
         return (err.path, err.line, err.what), {}
     clock.switch("reuse")
-    if writer.reuse(src.path, src.sha256):
+    # (a file with include directives is read again: a file it names may have changed)
+    if not has_includes(src.text) and writer.reuse(src.path, src.sha256):
         return None
     if src.size > STREAM_FROM:
         error = _stream_file(writer, f, src, clock)
         return None if error is None else ((error.path, error.line, error.what), {})
     try:
-        doc = _document(src, clock)
+        doc = _document(src, clock, root=_root(f))
     except SourceError as err:
         return (err.path, err.line, err.what), {}
     clock.switch("write")
@@ -506,7 +525,7 @@ def _stream_file(writer: IndexWriter, f: SourceFile, src: SourceText | None, clo
             src = read_source(f)
         clock.switch("write")
         sink = writer.start_document()
-        doc = _document(src, clock, sink)
+        doc = _document(src, clock, sink, _root(f))
     except SourceError as err:
         clock.switch("write")
         writer.abandon_document()

@@ -86,7 +86,11 @@ create table sections (
   urls_packed text,
   hosts_packed text,
   code_spans_packed text,
-  ancestors_packed text                -- the ancestor headings as the kinds are packed; NULL when none
+  ancestors_packed text,               -- the ancestor headings as the kinds are packed; NULL when none
+  -- The text of the files the section's include directives name (`{!errors.md!}`, `--8<--
+  -- "errors.md"`: what the docs site shows in their place, mdfts.includes), searched with its
+  -- own text; NULL when it has none (nearly every section).
+  included     text
 );
 create index sections_document on sections(document_id, ordinal);
 
@@ -125,7 +129,8 @@ create view sections_full (
   hosts,
   code_spans,
   text,          -- plain text, computed on read from body (emphasis and code markers removed)
-  head           -- the heading with its CamelCase parts, as search matches it
+  head,          -- the heading with its CamelCase parts, as search matches it
+  included       -- the text of the files its include directives name; NULL when none
 ) as select
   s.id, s.document_id, s.path, d.title, s.ordinal, s.level, s.heading,
   -- the trail: the same JSON text schema 3 stored (a lookup of the parents would cost every
@@ -135,7 +140,7 @@ create view sections_full (
        else '["' || replace(s.ancestors_packed, char(31), '", "') || '", ' || json_quote(s.heading) || ']' end,
   s.anchor, s.start_line, s.end_line, s.parent_id, s.prev_id, s.next_id, s.body, s.chars,
   d.file_words, s.heading_parts, s.env_vars, s.cli_flags, s.error_codes, s.identifiers, s.names,
-  s.versions, s.dotted_names, s.file_paths, s.urls, s.hosts, s.code_spans, s.text, s.head
+  s.versions, s.dotted_names, s.file_paths, s.urls, s.hosts, s.code_spans, s.text, s.head, s.included
 -- (a left join on the key: SQLite leaves it out of a query that reads no documents column)
 from sections as s left join documents as d on d.id = s.document_id;
 
@@ -148,7 +153,9 @@ create view sections_indexed (
   env_vars, cli_flags, error_codes, identifiers, names, versions, dotted_names,
   file_paths, urls, hosts, code_spans
 ) as select
-  s.id, s.text, d.file_words, d.title, s.head,
+  s.id, case when s.included is null then s.text
+             else s.text || char(10) || trim(replace(replace(replace(replace(s.included, '**', ''), '`', ''), '<br>', ' '), char(9), ' ')) end,
+  d.file_words, d.title, s.head,
   case when s.level = 0 then '[]'
        when s.ancestors_packed is null then '[' || json_quote(s.heading) || ']'
        else '["' || replace(s.ancestors_packed, char(31), '", "') || '", ' || json_quote(s.heading) || ']' end,

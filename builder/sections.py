@@ -58,6 +58,7 @@ class Section:
     body: str               # the section's markdown, heading line included (HTML comments cut)
     text: str               # plain text
     tokens: tuple[ExactToken, ...] = ()
+    included: str | None = None  # the text of the files its include directives name (mdfts.includes)
 
 
 @dataclass(frozen=True, slots=True)

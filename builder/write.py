@@ -54,7 +54,7 @@ _INDEX_PAGE_SIZES = (4096, 8192, 16384)
 _SECTION_COLUMNS = (
     "id, document_id, path, ordinal, level, heading, start_line, end_line, "
     "parent_id, body, heading_parts, other_anchor, is_last, "
-    + ", ".join(f"{c}_packed" for c in KIND_COLUMNS.values()) + ", ancestors_packed"
+    + ", ".join(f"{c}_packed" for c in KIND_COLUMNS.values()) + ", ancestors_packed, included"
 )
 _DOCUMENT_COLUMNS = "id, path, title, front_matter, sha256_bytes, bytes, lines, sections, rows_sha256, file_words"
 # token_rows' kind and source: the position of the name (the view `tokens` spells them out).
@@ -128,7 +128,7 @@ DocumentRows = tuple[str, str, tuple[object, ...], list[SectionRow], list[TokenR
 # table's column order whatever the statement's).
 _SECTION_VALUES = (
     "path, ordinal, level, heading, start_line, end_line, body, heading_parts, other_anchor, is_last, "
-    + ", ".join(f"{c}_packed" for c in KIND_COLUMNS.values()) + ", ancestors_packed"
+    + ", ".join(f"{c}_packed" for c in KIND_COLUMNS.values()) + ", ancestors_packed, included"
 )
 _N_SECTION_VALUES = len(_SECTION_VALUES.split(","))
 _INSERT_SECTION = (
@@ -256,9 +256,13 @@ def _section_values(path: str, words: str, s: Section, is_last: bool,
     trail = _json_strings(s.trail)
     parts = heading_parts(heading)
     values = (path, o, s.level, heading, s.start_line, s.end_line, body, parts,
-              None if anchor == _anchor_rule(heading) else anchor, int(is_last), *packed, _ancestors(trail))
-    text = _section_text(o, is_last, [path, s.level, heading, trail, anchor, s.start_line, s.end_line, s.parent,
-                                      body, len(body), words, parts, *arrays], records)
+              None if anchor == _anchor_rule(heading) else anchor, int(is_last), *packed, _ancestors(trail),
+              s.included)
+    fields: list[object] = [path, s.level, heading, trail, anchor, s.start_line, s.end_line, s.parent,
+                            body, len(body), words, parts, *arrays]
+    if s.included is not None:  # (a digest of a section without it stays as it was)
+        fields.append(s.included)
+    text = _section_text(o, is_last, fields, records)
     return values, text
 
 
@@ -317,7 +321,7 @@ _REUSED_SECTIONS = (
     "select s.document_id, s.id, s.ordinal, s.id - r.old_first, s.prev_id - r.old_first, "
     "s.next_id - r.old_first, s.path, s.level, s.heading, s.trail, s.anchor, s.start_line, s.end_line, "
     "s.parent_id - r.old_first, "
-    f"s.body, s.chars, s.file_words, s.heading_parts, {_KIND_SQL}, s.title = d.title "
+    f"s.body, s.chars, s.file_words, s.heading_parts, {_KIND_SQL}, s.included, s.title = d.title "
     "from prev.sections_full as s join _mdfts_reuse as r on r.old_id = s.document_id "
     "join prev.documents as d on d.id = s.document_id order by s.document_id, s.ordinal"
 )
@@ -354,7 +358,9 @@ def _verify_rows(db: sqlite3.Connection) -> None:
         for doc_id, path, *doc_values, stored in db.execute(_REUSED_DOCUMENTS).fetchall():
             digest = _RowsDigest()
             while section is not None and section[0] == doc_id:
-                _, sid, o, id_rel, prev_o, next_o, *values, title_ok = section
+                _, sid, o, id_rel, prev_o, next_o, *values, included, title_ok = section
+                if included is not None:  # (as _section_values spells it)
+                    values.append(included)
                 toks: list[tuple[str, str, str, str]] = []
                 # Every token here belongs to a reused section, and sections come in id order
                 # (checked by id_rel below), so a token before this section's id is one no

@@ -97,9 +97,9 @@ def test_reused_documents_are_not_parsed(docs: Path, old_db: Path, tmp_path: Pat
     parsed: list[str] = []
     real = mdfts.build._document
 
-    def spy(src: SourceText, *args: Any) -> Any:
+    def spy(src: SourceText, *args: Any, **kwargs: Any) -> Any:
         parsed.append(src.path)
-        return real(src, *args)
+        return real(src, *args, **kwargs)
 
     monkeypatch.setattr(mdfts.build, "_document", spy)
     build_index([docs], tmp_path / "inc.db", previous=old_db)

@@ -26,7 +26,7 @@ TABLES = {
         "start_line", "end_line", "parent_id", "prev_id", "next_id", "body", "chars",
         "heading_parts", "env_vars", "cli_flags", "error_codes", "identifiers", "names", "versions", "dotted_names",
         "file_paths", "urls", "hosts", "code_spans", "text", "head", "other_anchor", "is_last",
-        *(f"{c}_packed" for c in KIND_COLUMNS.values()), "ancestors_packed",
+        *(f"{c}_packed" for c in KIND_COLUMNS.values()), "ancestors_packed", "included",
     ],
     "token_norms": ["norm", "id"],
     "token_rows": ["token_id", "section_id", "written", "kind_source"],
@@ -50,7 +50,7 @@ VIEWS = {
         "id", "document_id", "path", "title", "ordinal", "level", "heading", "trail", "anchor",
         "start_line", "end_line", "parent_id", "prev_id", "next_id", "body", "chars",
         "file_words", "heading_parts", "env_vars", "cli_flags", "error_codes", "identifiers", "names", "versions", "dotted_names",
-        "file_paths", "urls", "hosts", "code_spans", "text", "head",
+        "file_paths", "urls", "hosts", "code_spans", "text", "head", "included",
     ],
     "tokens": ["norm", "section_id", "token", "kind", "source"],
     # sections_fts's content: sections_full's indexed columns, the token kinds as stored
@@ -156,7 +156,7 @@ def test_fts_declaration(fixture_conn: sqlite3.Connection) -> None:
 
 
 def test_pragmas(fixture_conn: sqlite3.Connection, fixture_db: Path) -> None:
-    assert fixture_conn.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION == 6
+    assert fixture_conn.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION == 7
     assert fixture_conn.execute("pragma application_id").fetchone()[0] == APPLICATION_ID == 0x6D646674
     assert fixture_conn.execute("pragma page_size").fetchone()[0] == 4096
     assert fixture_conn.execute("pragma auto_vacuum").fetchone()[0] == 0

@@ -1,0 +1,124 @@
+"""Include directives: the text a docs site renders where a page names another file.
+
+MkDocs' markdown-include writes `{!docs/errors.md!}` and pymdownx.snippets `--8<-- "errors.md"`
+(or a block of file names between two `--8<--` lines); the site shows the named file's text in
+their place. A section whose text is such a line holds, for a reader, what that file says, and
+search should find it there: `Includes.text()` gives the files' text for the index (the
+section's `included` column, searched with its text). The section's body stays as written, with
+its line numbers.
+
+A name is looked up as the sites do, from the project's folder: the source root, then the
+including file's folder, then the root's parent (a build of `docs/` whose pages name
+`docs/x.md`), and never outside the source root (a link out of it, `../../etc/passwd` or a
+symbolic link, is left unread). A snippet's `:section` or `:start:end` suffix reads the whole
+file. Nested includes are read three deep; a file already on the way in is not read again (a
+cycle ends there). A document takes at most 16 times its own size of included text, at least
+64 KiB and at most 1 MiB (its sections in order; what is left over is cut): a page of include
+lines cannot make the index grow by more than that. A name that cannot be read is left out, as
+the sites leave it (MkDocs warns; the page still renders).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+MAX_DEPTH = 3
+# of included text per document: GROWTH times its own size, within these bounds
+MIN_BYTES = 64 * 1024
+MAX_BYTES = 1 << 20
+GROWTH = 16
+
+# markdown-include's syntax, an optional lines=... range after the name (read whole here)
+_MKDOCS = re.compile(r"\{!\s*([^!{}\r\n]+?)\s*!(?:lines=[0-9 -]*)?\}")
+# pymdownx.snippets: `--8<-- "name"` on a line of its own (a leading `;` escapes it), and the
+# block form: a bare `--8<--` line, names one a line, a bare `--8<--` line
+_SNIPPET = re.compile(r"""^[ \t]*(;*)-+8<-+[ \t]+(?:"([^"\r\n]+)"|'([^'\r\n]+)')[ \t]*$""", re.M)
+_FENCE = re.compile(r"^[ \t]*(;*)-+8<-+[ \t]*$")
+
+
+def has_includes(text: str) -> bool:
+    """Whether `text` may hold a directive (a cheap test before any parsing)."""
+    return "{!" in text or "8<-" in text
+
+
+def names(text: str) -> list[str]:
+    """The file names `text`'s directives include, in the order they stand."""
+    found: list[tuple[int, str]] = [(m.start(), m.group(1)) for m in _MKDOCS.finditer(text)]
+    found += [(m.start(), m.group(2) or m.group(3)) for m in _SNIPPET.finditer(text) if not m.group(1)]
+    if "8<-" in text:
+        offset, block, escaped = 0, False, False
+        for line in text.splitlines(keepends=True):
+            fence = _FENCE.match(line)
+            if fence:
+                block, escaped = not block, bool(fence.group(1))
+            elif block and not escaped and line.strip() and not line.lstrip().startswith(";"):
+                found.append((offset, line.strip()))
+            offset += len(line)
+    return [name for _, name in sorted(found)]
+
+
+class Includes:
+    """Reads the files one document's directives name, below `root` (a folder on disk)."""
+
+    def __init__(self, root: Path | str, path: str, size: int) -> None:
+        self.root = os.path.realpath(root)
+        self.path = path  # the including document, relative to root
+        self.room = [min(MAX_BYTES, max(MIN_BYTES, GROWTH * size))]  # bytes left for this document
+
+    def text(self, body: str) -> str | None:
+        """The text of the files `body` (one section of the document) includes, nested includes
+        in their place, one after the other; None when it names none that can be read."""
+        parts: list[str] = []
+        self._add(body, self.path, {self._inside(os.path.join(self.root, self.path)) or ""}, 1, parts, self.room)
+        return "\n".join(parts) if parts else None
+
+    def _add(self, text: str, at: str, seen: set[str], depth: int, parts: list[str], room: list[int]) -> None:
+        for name in names(text):
+            if room[0] <= 0:
+                return
+            found = self._find(name, at)
+            if found is None or found in seen:
+                continue
+            data = self._read(found, room[0])
+            if data is None:
+                continue
+            room[0] -= len(data.encode("utf-8", "surrogatepass"))
+            parts.append(data)
+            if depth < MAX_DEPTH and has_includes(data):
+                self._add(data, os.path.relpath(found, self.root), seen | {found}, depth + 1, parts, room)
+
+    def _find(self, name: str, at: str) -> str | None:
+        name = name.replace("\\", "/")
+        if name.startswith(("http://", "https://")):
+            return None
+        tries = [name]
+        # a snippet's section or line range (`errors.md:fix`, `errors.md:3:9`), when the name
+        # with it is no file
+        base, _, _ = name.partition(":")
+        if base and base != name:
+            tries.append(base)
+        for candidate in tries:
+            for folder in (self.root, os.path.join(self.root, os.path.dirname(at)), os.path.dirname(self.root)):
+                found = self._inside(os.path.join(folder, candidate.lstrip("/")))
+                if found is not None and os.path.isfile(found):
+                    return found
+        return None
+
+    def _inside(self, filename: str) -> str | None:
+        """The real path of `filename` when it is below the root, else None."""
+        real = os.path.realpath(filename)
+        return real if real.startswith(self.root + os.sep) else None
+
+    @staticmethod
+    def _read(filename: str, room: int) -> str | None:
+        try:
+            with open(filename, "rb") as f:
+                data = f.read(room + 1)
+        except OSError:
+            return None
+        if b"\0" in data:
+            return None  # not text
+        text = data[:room].decode("utf-8", "ignore")
+        return text.removeprefix("\ufeff")

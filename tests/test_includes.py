@@ -1,0 +1,135 @@
+"""Include directives (MkDocs' `{!file!}`, pymdownx.snippets' `--8<--`): a section is found by
+the text of the files it includes, read only from below the source root, bounded, cycles ended."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import mdfts.includes
+from mdfts.build import build_index
+from mdfts.includes import Includes, names
+from mdfts.index import open_index
+
+ERRORS = """\
+## Failed to parse the settings
+
+The kiln controller rejects a glaze table it cannot read: `GLAZE_TABLE_PATH` is unset.
+
+## Failed to notify the potter
+
+The bell service `kilnbell` is not configured.
+"""
+
+TROUBLE = """\
+# Kiln troubleshooting
+
+## Commands
+
+Run `kiln status` to see the controller's state.
+
+## Errors
+
+{!docs/kiln/errors-list.md!}
+"""
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def _included(db: Path) -> dict[tuple[str, str], str | None]:
+    with sqlite3.connect(db) as conn:
+        return {(p, h): inc for p, h, inc in conn.execute("select path, heading, included from sections")}
+
+
+def test_a_section_is_found_by_the_text_it_includes(tmp_path: Path) -> None:
+    docs = _tree(tmp_path / "repo", {"docs/kiln/troubleshooting.md": TROUBLE, "docs/kiln/errors-list.md": ERRORS,
+                                     "docs/glaze.md": "# Glaze\n\nThe controller mixes glaze for the kiln.\n"})
+    db = build_index([docs], tmp_path / "x.db").out
+    included = _included(db)
+    assert included["docs/kiln/troubleshooting.md", "Errors"] == ERRORS
+    assert included["docs/kiln/troubleshooting.md", "Commands"] is None
+    with open_index(db) as ix:
+        # only the included file says "rejects" and "notify": the section that includes it is found
+        hits = ix.search("kiln troubleshooting errors rejects notify")
+        assert (hits[0].path, hits[0].heading) == ("docs/kiln/troubleshooting.md", "Errors")
+        # its body, lines and exact tokens stay its own
+        assert hits[0].body.strip().endswith("{!docs/kiln/errors-list.md!}")
+        assert (hits[0].start_line, hits[0].end_line) == (7, 9)
+        token_hits = ix.token("GLAZE_TABLE_PATH")
+        assert {h.path for h in token_hits} == {"docs/kiln/errors-list.md"}
+
+
+def test_snippets_lines_and_blocks_are_read_and_an_escaped_one_is_not(tmp_path: Path) -> None:
+    docs = _tree(tmp_path / "docs", {
+        "a.md": "# A\n\n## One\n\n--8<-- \"parts/one.md\"\n\n## Block\n\n--8<--\nparts/two.md\nparts/three.md:4:9\n--8<--\n\n"
+                "## Escaped\n\n;--8<-- \"parts/one.md\"\n",
+        "parts/one.md": "alpha words\n", "parts/two.md": "bravo words\n", "parts/three.md": "charlie words\n",
+    })
+    included = _included(build_index([docs], tmp_path / "x.db").out)
+    assert included["a.md", "One"] == "alpha words\n"
+    assert included["a.md", "Block"] == "bravo words\n\ncharlie words\n"  # the :4:9 suffix reads it whole
+    assert included["a.md", "Escaped"] is None
+
+
+def test_names_are_read_from_the_root_the_file_or_the_roots_parent_and_never_outside(tmp_path: Path) -> None:
+    outside = tmp_path / "secret.md"
+    outside.write_text("the secret\n")
+    docs = _tree(tmp_path / "repo" / "docs", {
+        "guide/page.md": "# Page\n\n## Here\n\n{!near.md!}\n\n## Rooted\n\n{!docs/far/far.md!}\n\n"
+                         "## Up\n\n{!../../../secret.md!}\n\n## Linked\n\n{!link.md!}\n\n## Absent\n\n{!nowhere.md!}\n",
+        "guide/near.md": "near text\n", "far/far.md": "far text\n",
+    })
+    os.symlink(outside, docs / "guide" / "link.md")
+    included = _included(build_index([docs], tmp_path / "x.db").out)
+    assert included["guide/page.md", "Here"] == "near text\n"
+    # (a build of docs/ whose pages name files from the project's root, docs/ first)
+    assert included["guide/page.md", "Rooted"] == "far text\n"
+    assert included["guide/page.md", "Up"] is None
+    assert included["guide/page.md", "Linked"] is None
+    assert included["guide/page.md", "Absent"] is None
+
+
+def test_nested_includes_are_followed_and_a_cycle_ends(tmp_path: Path) -> None:
+    docs = _tree(tmp_path / "docs", {"a.md": "# A\n\n{!b.md!}\n", "b.md": "bee\n\n{!c.md!}\n", "c.md": "sea\n\n{!a.md!}\n{!b.md!}\n"})
+    included = _included(build_index([docs], tmp_path / "x.db").out)
+    # a → b → c, and c's a and b are already on the way in
+    assert included["a.md", "A"] == "bee\n\n{!c.md!}\n\nsea\n\n{!a.md!}\n{!b.md!}\n"
+
+
+def test_a_deep_chain_stops_at_the_depth_and_the_text_at_its_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = {f"f{i}.md": f"level {i}\n{{!f{i + 1}.md!}}\n" for i in range(10)}
+    docs = _tree(tmp_path / "docs", {"top.md": "# Top\n\n{!f0.md!}\n", **files})
+    text = Includes(docs, "top.md", 20).text("{!f0.md!}")
+    assert text is not None and text.count("level") == mdfts.includes.MAX_DEPTH
+    # a document's included text is bounded, its sections in order: what is left is cut
+    monkeypatch.setattr(mdfts.includes, "MIN_BYTES", 12)
+    includes = Includes(docs, "top.md", 0)
+    assert includes.text("{!f0.md!}") == "level 0\n{!f1"  # 12 bytes, then nothing more
+    assert includes.text("{!f5.md!}") is None
+    assert Includes(docs, "top.md", 1).text("{!f0.md!}") == "level 0\n{!f1.md!"  # 16 x its size
+
+
+def test_names_in_order_and_what_is_no_directive() -> None:
+    text = 'x {!a.md!} y\n--8<-- "b.md"\n`${{{!variable}}}`\n--8<-- \'c.md\'\n{! d.md !lines=1 3}\n'
+    assert names(text) == ["a.md", "b.md", "c.md", "d.md"]
+    assert names("--8<--\n; skipped.md\ne.md\n--8<--\n;--8<--\nf.md\n;--8<--\n") == ["e.md"]
+
+
+def test_an_incremental_build_reads_a_changed_included_file(tmp_path: Path) -> None:
+    docs = _tree(tmp_path / "repo", {"docs/kiln/troubleshooting.md": TROUBLE, "docs/kiln/errors-list.md": ERRORS})
+    old = build_index([docs], tmp_path / "old.db").out
+    (docs / "docs/kiln/errors-list.md").write_text("## Cracked shelves\n\nReplace the shelf.\n")
+    new = build_index([docs], tmp_path / "new.db", previous=old)
+    full = build_index([docs], tmp_path / "full.db", workers=2)
+    assert _included(new.out) == _included(full.out)
+    assert _included(new.out)["docs/kiln/troubleshooting.md", "Errors"] == "## Cracked shelves\n\nReplace the shelf.\n"
+    assert new.reused == 0  # the changed file, and the one whose includes may have changed
