@@ -15,6 +15,7 @@ from urllib.parse import unquote
 
 from mdfts.discover import DEFAULT_INCLUDE, SourceFile, discover, no_file_matches, read_source
 from mdfts.errors import MdftsError, SourceError
+from mdfts.includes import Includes, directives, has_includes
 from mdfts.parse import parse_links, raw_html, slugify
 from mdfts.sections import Document, split_sections
 
@@ -23,6 +24,7 @@ RULES = {
     "unreadable": "error",          # not UTF-8, binary, bad front matter: the build would fail
     "broken-link": "error",         # a relative link to a file that does not exist
     "broken-anchor": "error",       # a #fragment that no heading (or id=) in the target defines
+    "broken-include": "warning",    # an include directive ({!x.md!}, --8<--) naming no file the build reads
     "empty-file": "warning",
     "no-headings": "warning",       # the whole file is one section: search can only point at all of it
     "skipped-level": "warning",     # h2 → h4: outline and trail have a hole
@@ -139,6 +141,8 @@ def check_docs(
         raw.extend((shown, line, rule, msg) for line, rule, msg in _heading_findings(doc, max_section_chars))
         text = src.text.replace("\r\n", "\n").replace("\r", "\n")
         links.extend((f, line + 1, target) for line, target in parse_links(text))
+        if f.data is None and has_includes(text):
+            raw.extend((shown, line, "broken-include", msg) for line, msg in _include_problems(f, text))
 
     for f, line, target in links:
         problem = _link_problem(f.abspath, target, anchors)
@@ -150,6 +154,18 @@ def check_docs(
         key=lambda x: (x.path, x.line, x.rule, x.message),
     )
     return findings, len(files)
+
+
+def _include_problems(f: SourceFile, text: str) -> list[tuple[int, str]]:
+    """(line, message) for each include directive whose file the build would not read."""
+    includes = Includes(f.root, f.path, 0)
+    out = []
+    for offset, name in directives(text):
+        if includes.find(name, f.path) is None:
+            out.append((text.count("\n", 0, offset) + 1,
+                        f"include of {name}: no file of that name below {f.root.name or f.root} to read, "
+                        "so its text is not indexed here"))
+    return out
 
 
 def _target_anchors(path: Path, anchors: dict[Path, set[str] | None]) -> set[str] | None:

@@ -277,7 +277,8 @@ def check(sources: tuple[Path, ...], fmt: str, as_json: bool, fail_on: str, max_
     """Lint docs for retrieval: headings, section sizes, links and #anchors that resolve.
 
     Rules (severity): unreadable, broken-link, broken-anchor (error); empty-file, no-headings,
-    skipped-level, duplicate-heading, oversized-section (warning); empty-section (info).
+    skipped-level, duplicate-heading, oversized-section, broken-include (warning); empty-section
+    (info).
 
     \b
     Examples:

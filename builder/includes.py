@@ -45,6 +45,11 @@ def has_includes(text: str) -> bool:
 
 def names(text: str) -> list[str]:
     """The file names `text`'s directives include, in the order they stand."""
+    return [name for _, name in directives(text)]
+
+
+def directives(text: str) -> list[tuple[int, str]]:
+    """Each directive's (offset in `text`, file name), in the order they stand."""
     found: list[tuple[int, str]] = [(m.start(), m.group(1)) for m in _MKDOCS.finditer(text)]
     found += [(m.start(), m.group(2) or m.group(3)) for m in _SNIPPET.finditer(text) if not m.group(1)]
     if "8<-" in text:
@@ -56,7 +61,7 @@ def names(text: str) -> list[str]:
             elif block and not escaped and line.strip() and not line.lstrip().startswith(";"):
                 found.append((offset, line.strip()))
             offset += len(line)
-    return [name for _, name in sorted(found)]
+    return sorted(found)
 
 
 class Includes:
@@ -78,7 +83,7 @@ class Includes:
         for name in names(text):
             if room[0] <= 0:
                 return
-            found = self._find(name, at)
+            found = self.find(name, at)
             if found is None or found in seen:
                 continue
             data = self._read(found, room[0])
@@ -89,7 +94,9 @@ class Includes:
             if depth < MAX_DEPTH and has_includes(data):
                 self._add(data, os.path.relpath(found, self.root), seen | {found}, depth + 1, parts, room)
 
-    def _find(self, name: str, at: str) -> str | None:
+    def find(self, name: str, at: str) -> str | None:
+        """The real path of the file `name` (written in the file `at`, relative to the root)
+        names, as the sites look it up; None when there is none below the root."""
         name = name.replace("\\", "/")
         if name.startswith(("http://", "https://")):
             return None

@@ -11,6 +11,7 @@ import pytest
 
 import mdfts.includes
 from mdfts.build import build_index
+from mdfts.check import check_docs
 from mdfts.includes import Includes, names
 from mdfts.index import open_index
 
@@ -133,3 +134,13 @@ def test_an_incremental_build_reads_a_changed_included_file(tmp_path: Path) -> N
     assert _included(new.out) == _included(full.out)
     assert _included(new.out)["docs/kiln/troubleshooting.md", "Errors"] == "## Cracked shelves\n\nReplace the shelf.\n"
     assert new.reused == 0  # the changed file, and the one whose includes may have changed
+
+
+def test_check_warns_of_an_include_the_build_cannot_read(tmp_path: Path) -> None:
+    outside = tmp_path / "secret.md"
+    outside.write_text("the secret\n")
+    docs = _tree(tmp_path / "docs", {"a.md": "# A\n\n{!b.md!}\n\n{!missing.md!}\n\n--8<-- \"../secret.md\"\n", "b.md": "# B\n"})
+    findings, _ = check_docs([docs])
+    assert [(f.path.rsplit("/", 1)[-1], f.line, f.severity, f.rule) for f in findings if f.rule == "broken-include"] == [
+        ("a.md", 5, "warning", "broken-include"), ("a.md", 7, "warning", "broken-include")]
+    assert "missing.md" in findings[0].message
