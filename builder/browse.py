@@ -30,6 +30,7 @@ from mdfts.errors import MdftsError
 HIDDEN_TABLES = ("term_df", "token_df", "mdfts_pathwords", "mdfts_stopwords", "mdfts_synonyms", "mdfts_roles",
                  "mdfts_phrasal",
                  "token_rows", "token_norms",  # (the compact rows behind the view tokens)
+                 "section_includes",  # (sections_full.included: the few sections with include directives)
                  "sections_indexed")  # (sections_fts's content; sections_full is the readable one)
 # Exact-token columns offered as array facets: the kinds people filter a docs tree by.
 FACET_ARRAYS = ("env_vars", "cli_flags", "error_codes")

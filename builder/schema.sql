@@ -86,13 +86,19 @@ create table sections (
   urls_packed text,
   hosts_packed text,
   code_spans_packed text,
-  ancestors_packed text,               -- the ancestor headings as the kinds are packed; NULL when none
-  -- The text of the files the section's include directives name (`{!errors.md!}`, `--8<--
-  -- "errors.md"`: what the docs site shows in their place, mdfts.includes), searched with its
-  -- own text; NULL when it has none (nearly every section).
-  included     text
+  ancestors_packed text                -- the ancestor headings as the kinds are packed; NULL when none
 );
 create index sections_document on sections(document_id, ordinal);
+
+-- The text of the files a section's include directives name (`{!errors.md!}`, `--8<--
+-- "errors.md"`: what the docs site shows in their place, mdfts.includes), searched with the
+-- section's own text; a row only for the few sections that have some (a column of `sections`,
+-- NULL in nearly every row, cost its header byte in each: 0.006x the corpus bytes). Read it
+-- as `sections_full.included`.
+create table section_includes (
+  section_id integer primary key references sections(id),
+  text       text not null
+);
 
 -- A section with what it shares with others, read rather than stored a second time: its
 -- document's title and file name words, and its trail (ancestors and heading): copies in every
@@ -140,9 +146,10 @@ create view sections_full (
        else '["' || replace(s.ancestors_packed, char(31), '", "') || '", ' || json_quote(s.heading) || ']' end,
   s.anchor, s.start_line, s.end_line, s.parent_id, s.prev_id, s.next_id, s.body, s.chars,
   d.file_words, s.heading_parts, s.env_vars, s.cli_flags, s.error_codes, s.identifiers, s.names,
-  s.versions, s.dotted_names, s.file_paths, s.urls, s.hosts, s.code_spans, s.text, s.head, s.included
--- (a left join on the key: SQLite leaves it out of a query that reads no documents column)
-from sections as s left join documents as d on d.id = s.document_id;
+  s.versions, s.dotted_names, s.file_paths, s.urls, s.hosts, s.code_spans, s.text, s.head, i.text
+-- (left joins on the key: SQLite leaves each out of a query that reads none of its columns)
+from sections as s left join documents as d on d.id = s.document_id
+  left join section_includes as i on i.section_id = s.id;
 
 -- What sections_fts indexes, a row per section: sections_full's columns, but each kind's
 -- tokens as stored (sections.<kind>_packed): FTS5 reads every column of a row it highlights, and
@@ -153,15 +160,16 @@ create view sections_indexed (
   env_vars, cli_flags, error_codes, identifiers, names, versions, dotted_names,
   file_paths, urls, hosts, code_spans
 ) as select
-  s.id, case when s.included is null then s.text
-             else s.text || char(10) || trim(replace(replace(replace(replace(s.included, '**', ''), '`', ''), '<br>', ' '), char(9), ' ')) end,
+  s.id, case when i.text is null then s.text
+             else s.text || char(10) || trim(replace(replace(replace(replace(i.text, '**', ''), '`', ''), '<br>', ' '), char(9), ' ')) end,
   d.file_words, d.title, s.head,
   case when s.level = 0 then '[]'
        when s.ancestors_packed is null then '[' || json_quote(s.heading) || ']'
        else '["' || replace(s.ancestors_packed, char(31), '", "') || '", ' || json_quote(s.heading) || ']' end,
   s.path, s.env_vars_packed, s.cli_flags_packed, s.error_codes_packed, s.identifiers_packed, s.names_packed,
   s.versions_packed, s.dotted_names_packed, s.file_paths_packed, s.urls_packed, s.hosts_packed, s.code_spans_packed
-from sections as s left join documents as d on d.id = s.document_id;
+from sections as s left join documents as d on d.id = s.document_id
+  left join section_includes as i on i.section_id = s.id;
 
 -- The exact tokens' lookup forms, each once (schema 6): a token row holds its form's number,
 -- not its text. The numbers follow the forms' sorted order, so token_rows' key order is the

@@ -54,7 +54,7 @@ _INDEX_PAGE_SIZES = (4096, 8192, 16384)
 _SECTION_COLUMNS = (
     "id, document_id, path, ordinal, level, heading, start_line, end_line, "
     "parent_id, body, heading_parts, other_anchor, is_last, "
-    + ", ".join(f"{c}_packed" for c in KIND_COLUMNS.values()) + ", ancestors_packed, included"
+    + ", ".join(f"{c}_packed" for c in KIND_COLUMNS.values()) + ", ancestors_packed"
 )
 _DOCUMENT_COLUMNS = "id, path, title, front_matter, sha256_bytes, bytes, lines, sections, rows_sha256, file_words"
 # token_rows' kind and source: the position of the name (the view `tokens` spells them out).
@@ -120,21 +120,24 @@ def _json_strings(items: Iterable[str]) -> str:
 # (path, sha256, documents values after id (rows_sha256 made where the rows are, in the worker
 # when there are workers), [(ordinal, parent ordinal, sections values but the ids, in
 # _INSERT_SECTION's order)], [(norm, ordinal, written, kind_source)]: token_stage's values,
-# the ordinal for the section id)
+# the ordinal for the section id, [(ordinal, included text)]: section_includes' rows, the few
+# sections with include directives)
 SectionRow = tuple[int, "int | None", tuple[object, ...]]
 TokenRow = tuple[str, int, str, int]
-DocumentRows = tuple[str, str, tuple[object, ...], list[SectionRow], list[TokenRow]]
+IncludeRow = tuple[int, str]
+DocumentRows = tuple[str, str, tuple[object, ...], list[SectionRow], list[TokenRow], list[IncludeRow]]
 # The ids last: add_rows() appends them to the prepared values (the stored row is in the
 # table's column order whatever the statement's).
 _SECTION_VALUES = (
     "path, ordinal, level, heading, start_line, end_line, body, heading_parts, other_anchor, is_last, "
-    + ", ".join(f"{c}_packed" for c in KIND_COLUMNS.values()) + ", ancestors_packed, included"
+    + ", ".join(f"{c}_packed" for c in KIND_COLUMNS.values()) + ", ancestors_packed"
 )
 _N_SECTION_VALUES = len(_SECTION_VALUES.split(","))
 _INSERT_SECTION = (
     f"insert into sections ({_SECTION_VALUES}, id, document_id, parent_id) "
     f"values ({', '.join('?' * (_N_SECTION_VALUES + 3))})"
 )
+_INSERT_INCLUDED = "insert into section_includes (section_id, text) values (?, ?)"
 _INSERT_DOCUMENT = f"insert into documents ({_DOCUMENT_COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 # The exact tokens as the build collects them, by their lookup form's text: token_rows keys
 # them by the form's number in sorted order, known once every document is in (finish()).
@@ -256,8 +259,7 @@ def _section_values(path: str, words: str, s: Section, is_last: bool,
     trail = _json_strings(s.trail)
     parts = heading_parts(heading)
     values = (path, o, s.level, heading, s.start_line, s.end_line, body, parts,
-              None if anchor == _anchor_rule(heading) else anchor, int(is_last), *packed, _ancestors(trail),
-              s.included)
+              None if anchor == _anchor_rule(heading) else anchor, int(is_last), *packed, _ancestors(trail))
     fields: list[object] = [path, s.level, heading, trail, anchor, s.start_line, s.end_line, s.parent,
                             body, len(body), words, parts, *arrays]
     if s.included is not None:  # (a digest of a section without it stays as it was)
@@ -421,7 +423,8 @@ def prepare_rows(doc: Document) -> DocumentRows:
     digest = _RowsDigest()
     digest.add("".join(texts))
     doc_values = _document_values(doc)
-    return doc.path, doc.sha256, (*doc_values, digest.document(doc_values), words), section_rows, token_rows
+    included = [(s.ordinal, s.included) for s in doc.sections if s.included is not None]
+    return doc.path, doc.sha256, (*doc_values, digest.document(doc_values), words), section_rows, token_rows, included
 
 
 def _document_values(doc: Document) -> tuple[object, ...]:
@@ -563,6 +566,7 @@ class IndexWriter:
         self._pending_documents: list[tuple[object, ...]] = []
         self._pending_sections: list[tuple[object, ...]] = []
         self._pending_tokens: list[tuple[object, ...]] = []
+        self._pending_included: list[IncludeRow] = []
         self._pending_chars = 0
         # reuse()'s documents not copied yet: (old id, id shift, old first section id, new id)
         self._pending_reuse: list[tuple[int, int, int | None, int]] = []
@@ -645,7 +649,7 @@ class IndexWriter:
 
     def add_rows(self, rows: DocumentRows) -> None:
         """Insert one document's rows from prepare_rows(), giving out the next ids."""
-        path, sha256, doc_row, section_rows, token_rows = rows
+        path, sha256, doc_row, section_rows, token_rows, included = rows
         doc_id = self.next_doc_id
         self.next_doc_id += 1
         first = self.next_section_id
@@ -659,6 +663,7 @@ class IndexWriter:
             for o, parent, values in section_rows
         ]
         self._pending_tokens += [(norm, first + o, written, ks) for norm, o, written, ks in token_rows]
+        self._pending_included += [(first + o, text) for o, text in included]
         self.n_tokens += len(token_rows)
         self._pending_chars += sum(len(cast(str, values[6])) for _, _, values in section_rows)  # body
         if self._pending_chars > _BATCH_CHARS or len(self._pending_tokens) > _BATCH_TOKENS:
@@ -671,7 +676,9 @@ class IndexWriter:
             self.db.executemany(_INSERT_DOCUMENT, self._pending_documents)
             self.db.executemany(_INSERT_SECTION, self._pending_sections)
             self.db.executemany(_INSERT_TOKEN, self._pending_tokens)
+            self.db.executemany(_INSERT_INCLUDED, self._pending_included)
         self._pending_documents, self._pending_sections, self._pending_tokens = [], [], []
+        self._pending_included = []
         self._pending_chars = 0
 
     # -- one document streamed section by section (stream_sections), for files too big to hold --
@@ -686,6 +693,7 @@ class IndexWriter:
         self._first = self.next_section_id
         self._rows: list[tuple[object, ...]] = []
         self._token_rows: list[tuple[object, ...]] = []
+        self._included: list[IncludeRow] = []
         self._held = 0  # characters of body in _rows
         self._last: tuple[Section, str] | None = None  # written once the next one says it is not last
         self._written = 0
@@ -708,6 +716,8 @@ class IndexWriter:
         sid = first + s.ordinal
         self._rows.append((*values, sid, self._doc_id, None if s.parent is None else first + s.parent))
         self._token_rows += [(norm, sid, written, ks) for norm, _, written, ks in tokens]
+        if s.included is not None:
+            self._included.append((sid, s.included))
         self._written += 1
         self._held += len(s.body)
         if self._held > _BATCH_CHARS or len(self._token_rows) > _BATCH_TOKENS:
@@ -716,8 +726,9 @@ class IndexWriter:
     def _flush_rows(self) -> None:
         self.db.executemany(_INSERT_SECTION, self._rows)
         self.db.executemany(_INSERT_TOKEN, self._token_rows)
+        self.db.executemany(_INSERT_INCLUDED, self._included)
         self.n_tokens += len(self._token_rows)
-        self._rows, self._token_rows, self._held = [], [], 0
+        self._rows, self._token_rows, self._included, self._held = [], [], [], 0
 
     def end_document(self, doc: Document) -> None:
         """Write the rest of the document's sections and its row (`doc` from stream_sections)."""
@@ -743,10 +754,11 @@ class IndexWriter:
         if not self._doc_open:
             return
         self._doc_open = False
-        self._rows, self._token_rows, self._last = [], [], None
+        self._rows, self._token_rows, self._included, self._last = [], [], [], None
         if self._written:
             first, last = self._first, self._first + self._written
             self.db.execute("delete from token_stage where section_id >= ? and section_id < ?", (first, last))
+            self.db.execute("delete from section_includes where section_id >= ? and section_id < ?", (first, last))
             self.db.execute("delete from sections where document_id = ?", (self._doc_id,))
             self.n_tokens = self.db.execute("select count(*) from token_stage").fetchone()[0]
 

@@ -48,7 +48,7 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
 
 def _included(db: Path) -> dict[tuple[str, str], str | None]:
     with sqlite3.connect(db) as conn:
-        return {(p, h): inc for p, h, inc in conn.execute("select path, heading, included from sections")}
+        return {(p, h): inc for p, h, inc in conn.execute("select path, heading, included from sections_full")}
 
 
 def test_a_section_is_found_by_the_text_it_includes(tmp_path: Path) -> None:

@@ -26,8 +26,9 @@ TABLES = {
         "start_line", "end_line", "parent_id", "prev_id", "next_id", "body", "chars",
         "heading_parts", "env_vars", "cli_flags", "error_codes", "identifiers", "names", "versions", "dotted_names",
         "file_paths", "urls", "hosts", "code_spans", "text", "head", "other_anchor", "is_last",
-        *(f"{c}_packed" for c in KIND_COLUMNS.values()), "ancestors_packed", "included",
+        *(f"{c}_packed" for c in KIND_COLUMNS.values()), "ancestors_packed",
     ],
+    "section_includes": ["section_id", "text"],
     "token_norms": ["norm", "id"],
     "token_rows": ["token_id", "section_id", "written", "kind_source"],
     "sections_fts": [
