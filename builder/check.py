@@ -15,7 +15,7 @@ from urllib.parse import unquote
 
 from mdfts.discover import DEFAULT_INCLUDE, SourceFile, discover, no_file_matches, read_source
 from mdfts.errors import MdftsError, SourceError
-from mdfts.includes import Includes, directives, has_includes
+from mdfts.includes import MAX_NAMES, Includes, directives, has_includes
 from mdfts.parse import parse_links, raw_html, slugify
 from mdfts.sections import Document, split_sections
 
@@ -160,11 +160,17 @@ def _include_problems(f: SourceFile, text: str) -> list[tuple[int, str]]:
     """(line, message) for each include directive whose file the build would not read."""
     includes = Includes(f.root, f.path, 0)
     out = []
+    names: set[str] = set()
     for offset, name in directives(text):
+        line = text.count("\n", 0, offset) + 1
+        names.add(name)
+        if len(names) > MAX_NAMES:
+            out.append((line, f"include of {name}: past this file's first {MAX_NAMES:,} names, the build "
+                              "reads no more"))
+            break
         if includes.find(name, f.path) is None:
-            out.append((text.count("\n", 0, offset) + 1,
-                        f"include of {name}: no file of that name below {f.root.name or f.root} to read, "
-                        "so its text is not indexed here"))
+            out.append((line, f"include of {name}: no file of that name below {f.root.name or f.root} to read, "
+                              "so its text is not indexed here"))
     return out
 
 

@@ -14,8 +14,10 @@ symbolic link, is left unread). A snippet's `:section` or `:start:end` suffix re
 file. Nested includes are read three deep; a file already on the way in is not read again (a
 cycle ends there). A document takes at most 16 times its own size of included text, at least
 64 KiB and at most 1 MiB (its sections in order; what is left over is cut): a page of include
-lines cannot make the index grow by more than that. A name that cannot be read is left out, as
-the sites leave it (MkDocs warns; the page still renders).
+lines cannot make the index grow by more than that; and a document's first MAX_NAMES distinct
+names are looked up, no more (a page names a handful; 100,000 names of missing files took 3 s).
+A name that cannot be read is left out, as the sites leave it (MkDocs warns; the page still
+renders).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ MAX_DEPTH = 3
 MIN_BYTES = 64 * 1024
 MAX_BYTES = 1 << 20
 GROWTH = 16
+MAX_NAMES = 1000  # distinct names looked up per document
 
 # markdown-include's syntax, an optional lines=... range after the name (read whole here)
 _MKDOCS = re.compile(r"\{!\s*([^!{}\r\n]+?)\s*!(?:lines=[0-9 -]*)?\}")
@@ -71,6 +74,7 @@ class Includes:
         self.root = os.path.realpath(root)
         self.path = path  # the including document, relative to root
         self.room = [min(MAX_BYTES, max(MIN_BYTES, GROWTH * size))]  # bytes left for this document
+        self._found: dict[tuple[str, str], str | None] = {}  # (name, folder it was written in) → file
 
     def text(self, body: str) -> str | None:
         """The text of the files `body` (one section of the document) includes, nested includes
@@ -96,7 +100,14 @@ class Includes:
 
     def find(self, name: str, at: str) -> str | None:
         """The real path of the file `name` (written in the file `at`, relative to the root)
-        names, as the sites look it up; None when there is none below the root."""
+        names, as the sites look it up; None when there is none below the root, or when this
+        document has looked up MAX_NAMES others already."""
+        key = (name, os.path.dirname(at))
+        if key not in self._found:
+            self._found[key] = self._look_up(name, at) if len(self._found) < MAX_NAMES else None
+        return self._found[key]
+
+    def _look_up(self, name: str, at: str) -> str | None:
         name = name.replace("\\", "/")
         if name.startswith(("http://", "https://")):
             return None

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import mdfts.check
 import mdfts.includes
 from mdfts.build import build_index
 from mdfts.check import check_docs
@@ -144,3 +145,18 @@ def test_check_warns_of_an_include_the_build_cannot_read(tmp_path: Path) -> None
     assert [(f.path.rsplit("/", 1)[-1], f.line, f.severity, f.rule) for f in findings if f.rule == "broken-include"] == [
         ("a.md", 5, "warning", "broken-include"), ("a.md", 7, "warning", "broken-include")]
     assert "missing.md" in findings[0].message
+
+
+def test_a_document_looks_up_a_bounded_number_of_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 100,000 names of missing files took 3 s to look up; a page names a handful
+    monkeypatch.setattr(mdfts.includes, "MAX_NAMES", 3)
+    monkeypatch.setattr(mdfts.check, "MAX_NAMES", 3)
+    docs = _tree(tmp_path / "docs", {"a.md": "# A\n\n" + "".join(f"{{!f{i}.md!}}\n{{!f{i}.md!}}\n" for i in range(5)),
+                                     **{f"f{i}.md": f"part {i}\n" for i in range(5)}})
+    # a repeat is shown again, as the site shows it (looked up once); the fourth distinct name and
+    # after are not read
+    assert Includes(docs, "a.md", 100).text((docs / "a.md").read_text()) == "\n".join(
+        f"part {i}\n" for i in (0, 0, 1, 1, 2, 2))
+    findings, _ = check_docs([docs])
+    broken = [f for f in findings if f.rule == "broken-include"]
+    assert [f.line for f in broken] == [9] and "first 3 names" in broken[0].message
