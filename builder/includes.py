@@ -3,9 +3,9 @@
 MkDocs' markdown-include writes `{!docs/errors.md!}` and pymdownx.snippets `--8<-- "errors.md"`
 (or a block of file names between two `--8<--` lines); the site shows the named file's text in
 their place. A section whose text is such a line holds, for a reader, what that file says, and
-search should find it there: `Includes.text()` gives the files' text for the index (the
-section's `included` column, searched with its text). The section's body stays as written, with
-its line numbers.
+search should find it there: `Includes.text()` gives the files' text for the index (its row of
+section_includes, read as `sections_full.included` and searched with the section's text). The
+section's body stays as written, with its line numbers.
 
 A name is looked up as the sites do, from the project's folder: the source root, then the
 including file's folder, then the root's parent (a build of `docs/` whose pages name
@@ -73,30 +73,30 @@ class Includes:
     def __init__(self, root: Path | str, path: str, size: int) -> None:
         self.root = os.path.realpath(root)
         self.path = path  # the including document, relative to root
-        self.room = [min(MAX_BYTES, max(MIN_BYTES, GROWTH * size))]  # bytes left for this document
+        self.room = min(MAX_BYTES, max(MIN_BYTES, GROWTH * size))  # bytes left for this document
         self._found: dict[tuple[str, str], str | None] = {}  # (name, folder it was written in) → file
 
     def text(self, body: str) -> str | None:
         """The text of the files `body` (one section of the document) includes, nested includes
         in their place, one after the other; None when it names none that can be read."""
         parts: list[str] = []
-        self._add(body, self.path, {self._inside(os.path.join(self.root, self.path)) or ""}, 1, parts, self.room)
+        self._add(body, self.path, {self._inside(os.path.join(self.root, self.path)) or ""}, 1, parts)
         return "\n".join(parts) if parts else None
 
-    def _add(self, text: str, at: str, seen: set[str], depth: int, parts: list[str], room: list[int]) -> None:
+    def _add(self, text: str, at: str, seen: set[str], depth: int, parts: list[str]) -> None:
         for name in names(text):
-            if room[0] <= 0:
+            if self.room <= 0:
                 return
             found = self.find(name, at)
             if found is None or found in seen:
                 continue
-            data = self._read(found, room[0])
+            data = self._read(found, self.room)
             if data is None:
                 continue
-            room[0] -= len(data.encode("utf-8", "surrogatepass"))
+            self.room -= len(data.encode("utf-8", "surrogatepass"))
             parts.append(data)
             if depth < MAX_DEPTH and has_includes(data):
-                self._add(data, os.path.relpath(found, self.root), seen | {found}, depth + 1, parts, room)
+                self._add(data, os.path.relpath(found, self.root), seen | {found}, depth + 1, parts)
 
     def find(self, name: str, at: str) -> str | None:
         """The real path of the file `name` (written in the file `at`, relative to the root)

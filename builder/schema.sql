@@ -160,6 +160,7 @@ create view sections_indexed (
   env_vars, cli_flags, error_codes, identifiers, names, versions, dotted_names,
   file_paths, urls, hosts, code_spans
 ) as select
+  -- (text, then the included text as plain text, as sections.text makes it from body)
   s.id, case when i.text is null then s.text
              else s.text || char(10) || trim(replace(replace(replace(replace(i.text, '**', ''), '`', ''), '<br>', ' '), char(9), ' ')) end,
   d.file_words, d.title, s.head,
