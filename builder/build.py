@@ -395,7 +395,9 @@ def _document(src: SourceText, clock: StageClock,
 def _with_included(to: Callable[[Section, str], None], includes: Includes) -> Callable[[Section, str], None]:
     def add(s: Section, title: str) -> None:
         if has_includes(s.body):
-            s = dataclasses.replace(s, included=includes.text(s.body))
+            read = includes.text(s.body)
+            if read is not None:
+                s = dataclasses.replace(s, included=read[0], included_files=read[1])
         to(s, title)
     return add
 

@@ -76,14 +76,16 @@ class Includes:
         self.room = min(MAX_BYTES, max(MIN_BYTES, GROWTH * size))  # bytes left for this document
         self._found: dict[tuple[str, str], str | None] = {}  # (name, folder it was written in) → file
 
-    def text(self, body: str) -> str | None:
+    def text(self, body: str) -> tuple[str, tuple[str, ...]] | None:
         """The text of the files `body` (one section of the document) includes, nested includes
-        in their place, one after the other; None when it names none that can be read."""
+        in their place, one after the other, and those files (relative to the root, "/"
+        separators, in the order read); None when it names none that can be read."""
         parts: list[str] = []
-        self._add(body, self.path, {self._inside(os.path.join(self.root, self.path)) or ""}, 1, parts)
-        return "\n".join(parts) if parts else None
+        files: list[str] = []
+        self._add(body, self.path, {self._inside(os.path.join(self.root, self.path)) or ""}, 1, parts, files)
+        return ("\n".join(parts), tuple(files)) if parts else None
 
-    def _add(self, text: str, at: str, seen: set[str], depth: int, parts: list[str]) -> None:
+    def _add(self, text: str, at: str, seen: set[str], depth: int, parts: list[str], files: list[str]) -> None:
         for name in names(text):
             if self.room <= 0:
                 return
@@ -95,8 +97,11 @@ class Includes:
                 continue
             self.room -= len(data.encode("utf-8", "surrogatepass"))
             parts.append(data)
+            rel = os.path.relpath(found, self.root).replace(os.sep, "/")
+            if rel not in files:  # (a file shown twice is one file to read)
+                files.append(rel)
             if depth < MAX_DEPTH and has_includes(data):
-                self._add(data, os.path.relpath(found, self.root), seen | {found}, depth + 1, parts)
+                self._add(data, rel, seen | {found}, depth + 1, parts, files)
 
     def find(self, name: str, at: str) -> str | None:
         """The real path of the file `name` (written in the file `at`, relative to the root)

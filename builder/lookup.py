@@ -364,14 +364,26 @@ def neighbor_hits(ix: Index, ref: str | int) -> list[Hit]:
 # A section's parent, previous and next, by id: the shipped `neighbors` query also returns the
 # section's own body again and every child's (a 20 MB section, or 50,000 children).
 _RELATIVES_SQL = "select parent_id, prev_id, next_id from sections where id = ?"
+# The sections of the files a section's include directives name, as neighbors.sql orders them
+# (a file at a time, in the order read, each by line), at most INCLUDED of them.
+_INCLUDED_SQL = (
+    "select s.id from section_includes as i, json_each(i.files) as f "
+    "join documents as d on d.path = f.value join sections as s on s.document_id = d.id "
+    "where i.section_id = ? order by f.key, s.start_line limit ?"
+)
+INCLUDED = 50
 
 
 def relative_hits(ix: Index, section_id: int) -> list[tuple[str, Hit]]:
     """(relation, Hit) of a section's parent, previous and next sections, those it has, in that
-    order; no body but theirs is read."""
+    order, then (`included`) the sections of the files its include directives name, as the site
+    shows them in its place (an include-only section's own body is the directive line); no body
+    but theirs is read."""
     row = ix.conn.execute(_RELATIVES_SQL, (section_id,)).fetchone()
+    pairs = list(zip(("parent", "previous", "next"), row or (), strict=False))
+    pairs += [("included", r[0]) for r in ix.conn.execute(_INCLUDED_SQL, (section_id, INCLUDED))]
     out = []
-    for relation, other in zip(("parent", "previous", "next"), row or (), strict=False):
+    for relation, other in pairs:
         found = None if other is None else section_by_id(ix, other)
         if found is not None:
             out.append((relation, found))

@@ -140,11 +140,14 @@ class Context:
 
 
 def _ordered(blocks: Sequence[Block]) -> list[Block]:
-    """Grouped by document (the document of the best match first), in line order within it."""
+    """Grouped by document (the document of the best match first; a document only included by
+    another after it, as the site shows it in its place), in line order within it."""
     first: dict[str, int] = {}
+    included: dict[str, bool] = {}
     for b in blocks:
         first[b.hit.path] = min(first.get(b.hit.path, b.order), b.order)
-    return sorted(blocks, key=lambda b: (first[b.hit.path], b.hit.path, b.hit.start_line))
+        included[b.hit.path] = included.get(b.hit.path, True) and b.role == "included"
+    return sorted(blocks, key=lambda b: (first[b.hit.path], included[b.hit.path], b.hit.path, b.hit.start_line))
 
 
 def _source(b: Block) -> str:
@@ -336,7 +339,9 @@ def build_context(
     heading and some text, and saying so). The omitted refs are listed in what room is left.
 
     :param matches: search hits, best first.
-    :param related: (relation, hit) pairs of a match: its parent, previous and next sections.
+    :param related: (relation, hit) pairs of a match: its parent, previous and next sections,
+        and (`included`) the sections of the files its include directives name, which go in
+        before every other relative.
     :param read_on: the call that reads a cut match on from a line (`fetch REF` when None).
     """
     if fmt not in FORMATS:
@@ -401,10 +406,13 @@ def build_context(
             if hit.id not in seen and offer(Block(hit, "match", rank), allow_cut=True):
                 if chosen[-1].cut_lines is None:
                     whole.append((rank, hit))
-        for rank, hit in whole:
-            for relation, other in relations[hit.id]:
-                if other.id not in seen:
-                    offer(Block(other, relation, rank, hit.id), allow_cut=False)
+        # What a match's include directives name first (the site shows it in its place: an
+        # include-only section's own text is the directive line), then the other relatives.
+        for first in (True, False):
+            for rank, hit in whole:
+                for relation, other in relations[hit.id]:
+                    if (relation == "included") == first and other.id not in seen:
+                        offer(Block(other, relation, rank, hit.id), allow_cut=False)
         return chosen, omitted
 
     picked: tuple[list[Block], list[str], bool] | None = None

@@ -42,7 +42,7 @@ class Hit(FrozenRecord):
     url: str | None
     rank: int | None         # search only: 1 for the best hit
     index: str | None        # the index's name, when results come from several
-    relation: str | None     # show with neighbours: self, parent, previous, next, child
+    relation: str | None     # show with neighbours: self, parent, previous, next, child, included
     token: str | None        # token lookups: the token as written, its kind, case-exact?
     kind: str | None
     exact: bool | None

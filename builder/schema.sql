@@ -97,7 +97,9 @@ create index sections_document on sections(document_id, ordinal);
 -- as `sections_full.included`.
 create table section_includes (
   section_id integer primary key references sections(id),
-  text       text not null
+  text       text not null,
+  files      text not null             -- JSON array: those files' paths as the index names
+                                       -- documents, in the order read (nested ones too)
 );
 
 -- A section with what it shares with others, read rather than stored a second time: its
@@ -136,7 +138,8 @@ create view sections_full (
   code_spans,
   text,          -- plain text, computed on read from body (emphasis and code markers removed)
   head,          -- the heading with its CamelCase parts, as search matches it
-  included       -- the text of the files its include directives name; NULL when none
+  included,      -- the text of the files its include directives name; NULL when none
+  included_files -- JSON array: those files' paths, in the order read; NULL when none
 ) as select
   s.id, s.document_id, s.path, d.title, s.ordinal, s.level, s.heading,
   -- the trail: the same JSON text schema 3 stored (a lookup of the parents would cost every
@@ -146,7 +149,7 @@ create view sections_full (
        else '["' || replace(s.ancestors_packed, char(31), '", "') || '", ' || json_quote(s.heading) || ']' end,
   s.anchor, s.start_line, s.end_line, s.parent_id, s.prev_id, s.next_id, s.body, s.chars,
   d.file_words, s.heading_parts, s.env_vars, s.cli_flags, s.error_codes, s.identifiers, s.names,
-  s.versions, s.dotted_names, s.file_paths, s.urls, s.hosts, s.code_spans, s.text, s.head, i.text
+  s.versions, s.dotted_names, s.file_paths, s.urls, s.hosts, s.code_spans, s.text, s.head, i.text, i.files
 -- (left joins on the key: SQLite leaves each out of a query that reads none of its columns)
 from sections as s left join documents as d on d.id = s.document_id
   left join section_includes as i on i.section_id = s.id;

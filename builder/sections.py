@@ -59,6 +59,7 @@ class Section:
     text: str               # plain text
     tokens: tuple[ExactToken, ...] = ()
     included: str | None = None  # the text of the files its include directives name (mdfts.includes)
+    included_files: tuple[str, ...] = ()  # those files, relative to the root, in the order read
 
 
 @dataclass(frozen=True, slots=True)

@@ -120,11 +120,11 @@ def _json_strings(items: Iterable[str]) -> str:
 # (path, sha256, documents values after id (rows_sha256 made where the rows are, in the worker
 # when there are workers), [(ordinal, parent ordinal, sections values but the ids, in
 # _INSERT_SECTION's order)], [(norm, ordinal, written, kind_source)]: token_stage's values,
-# the ordinal for the section id, [(ordinal, included text)]: section_includes' rows, the few
-# sections with include directives)
+# the ordinal for the section id, [(ordinal, included text, its files as a JSON array)]:
+# section_includes' rows, the few sections with include directives)
 SectionRow = tuple[int, "int | None", tuple[object, ...]]
 TokenRow = tuple[str, int, str, int]
-IncludeRow = tuple[int, str]
+IncludeRow = tuple[int, str, str]
 DocumentRows = tuple[str, str, tuple[object, ...], list[SectionRow], list[TokenRow], list[IncludeRow]]
 # The ids last: add_rows() appends them to the prepared values (the stored row is in the
 # table's column order whatever the statement's).
@@ -137,7 +137,7 @@ _INSERT_SECTION = (
     f"insert into sections ({_SECTION_VALUES}, id, document_id, parent_id) "
     f"values ({', '.join('?' * (_N_SECTION_VALUES + 3))})"
 )
-_INSERT_INCLUDED = "insert into section_includes (section_id, text) values (?, ?)"
+_INSERT_INCLUDED = "insert into section_includes (section_id, text, files) values (?, ?, ?)"
 _INSERT_DOCUMENT = f"insert into documents ({_DOCUMENT_COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 # The exact tokens as the build collects them, by their lookup form's text: token_rows keys
 # them by the form's number in sorted order, known once every document is in (finish()).
@@ -263,7 +263,7 @@ def _section_values(path: str, words: str, s: Section, is_last: bool,
     fields: list[object] = [path, s.level, heading, trail, anchor, s.start_line, s.end_line, s.parent,
                             body, len(body), words, parts, *arrays]
     if s.included is not None:  # (a digest of a section without it stays as it was)
-        fields.append(s.included)
+        fields += [s.included, _json_strings(s.included_files)]
     text = _section_text(o, is_last, fields, records)
     return values, text
 
@@ -323,7 +323,8 @@ _REUSED_SECTIONS = (
     "select s.document_id, s.id, s.ordinal, s.id - r.old_first, s.prev_id - r.old_first, "
     "s.next_id - r.old_first, s.path, s.level, s.heading, s.trail, s.anchor, s.start_line, s.end_line, "
     "s.parent_id - r.old_first, "
-    f"s.body, s.chars, s.file_words, s.heading_parts, {_KIND_SQL}, s.included, s.title = d.title "
+    f"s.body, s.chars, s.file_words, s.heading_parts, {_KIND_SQL}, s.included, s.included_files, "
+    "s.title = d.title "
     "from prev.sections_full as s join _mdfts_reuse as r on r.old_id = s.document_id "
     "join prev.documents as d on d.id = s.document_id order by s.document_id, s.ordinal"
 )
@@ -360,9 +361,9 @@ def _verify_rows(db: sqlite3.Connection) -> None:
         for doc_id, path, *doc_values, stored in db.execute(_REUSED_DOCUMENTS).fetchall():
             digest = _RowsDigest()
             while section is not None and section[0] == doc_id:
-                _, sid, o, id_rel, prev_o, next_o, *values, included, title_ok = section
-                if included is not None:  # (as _section_values spells it)
-                    values.append(included)
+                _, sid, o, id_rel, prev_o, next_o, *values, included, files, title_ok = section
+                if included is not None:  # (as _section_values spells them)
+                    values += [included, files]
                 toks: list[tuple[str, str, str, str]] = []
                 # Every token here belongs to a reused section, and sections come in id order
                 # (checked by id_rel below), so a token before this section's id is one no
@@ -423,7 +424,8 @@ def prepare_rows(doc: Document) -> DocumentRows:
     digest = _RowsDigest()
     digest.add("".join(texts))
     doc_values = _document_values(doc)
-    included = [(s.ordinal, s.included) for s in doc.sections if s.included is not None]
+    included = [(s.ordinal, s.included, _json_strings(s.included_files))
+                for s in doc.sections if s.included is not None]
     return doc.path, doc.sha256, (*doc_values, digest.document(doc_values), words), section_rows, token_rows, included
 
 
@@ -663,7 +665,7 @@ class IndexWriter:
             for o, parent, values in section_rows
         ]
         self._pending_tokens += [(norm, first + o, written, ks) for norm, o, written, ks in token_rows]
-        self._pending_included += [(first + o, text) for o, text in included]
+        self._pending_included += [(first + o, text, files) for o, text, files in included]
         self.n_tokens += len(token_rows)
         self._pending_chars += sum(len(cast(str, values[6])) for _, _, values in section_rows)  # body
         if self._pending_chars > _BATCH_CHARS or len(self._pending_tokens) > _BATCH_TOKENS:
@@ -717,7 +719,7 @@ class IndexWriter:
         self._rows.append((*values, sid, self._doc_id, None if s.parent is None else first + s.parent))
         self._token_rows += [(norm, sid, written, ks) for norm, _, written, ks in tokens]
         if s.included is not None:
-            self._included.append((sid, s.included))
+            self._included.append((sid, s.included, _json_strings(s.included_files)))
         self._written += 1
         self._held += len(s.body)
         if self._held > _BATCH_CHARS or len(self._token_rows) > _BATCH_TOKENS:

@@ -110,14 +110,15 @@ def test_nested_includes_are_followed_and_a_cycle_ends(tmp_path: Path) -> None:
 def test_a_deep_chain_stops_at_the_depth_and_the_text_at_its_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     files = {f"f{i}.md": f"level {i}\n{{!f{i + 1}.md!}}\n" for i in range(10)}
     docs = _tree(tmp_path / "docs", {"top.md": "# Top\n\n{!f0.md!}\n", **files})
-    text = Includes(docs, "top.md", 20).text("{!f0.md!}")
-    assert text is not None and text.count("level") == mdfts.includes.MAX_DEPTH
+    read = Includes(docs, "top.md", 20).text("{!f0.md!}")
+    assert read is not None and read[0].count("level") == mdfts.includes.MAX_DEPTH
+    assert read[1] == ("f0.md", "f1.md", "f2.md")  # the files, in the order read
     # a document's included text is bounded, its sections in order: what is left is cut
     monkeypatch.setattr(mdfts.includes, "MIN_BYTES", 12)
     includes = Includes(docs, "top.md", 0)
-    assert includes.text("{!f0.md!}") == "level 0\n{!f1"  # 12 bytes, then nothing more
+    assert includes.text("{!f0.md!}") == ("level 0\n{!f1", ("f0.md",))  # 12 bytes, then nothing more
     assert includes.text("{!f5.md!}") is None
-    assert Includes(docs, "top.md", 1).text("{!f0.md!}") == "level 0\n{!f1.md!"  # 16 x its size
+    assert Includes(docs, "top.md", 1).text("{!f0.md!}") == ("level 0\n{!f1.md!", ("f0.md",))  # 16 x its size
 
 
 def test_names_in_order_and_what_is_no_directive() -> None:
@@ -155,8 +156,49 @@ def test_a_document_looks_up_a_bounded_number_of_names(tmp_path: Path, monkeypat
                                      **{f"f{i}.md": f"part {i}\n" for i in range(5)}})
     # a repeat is shown again, as the site shows it (looked up once); the fourth distinct name and
     # after are not read
-    assert Includes(docs, "a.md", 100).text((docs / "a.md").read_text()) == "\n".join(
-        f"part {i}\n" for i in (0, 0, 1, 1, 2, 2))
+    assert Includes(docs, "a.md", 100).text((docs / "a.md").read_text()) == ("\n".join(
+        f"part {i}\n" for i in (0, 0, 1, 1, 2, 2)), ("f0.md", "f1.md", "f2.md"))
     findings, _ = check_docs([docs])
     broken = [f for f in findings if f.rule == "broken-include"]
     assert [f.line for f in broken] == [9] and "first 3 names" in broken[0].message
+
+
+def _kiln(tmp_path: Path) -> Path:
+    docs = _tree(tmp_path / "repo", {
+        "docs/kiln/troubleshooting.md": TROUBLE, "docs/kiln/errors-list.md": ERRORS,
+        "docs/glaze.md": "# Glaze\n\nThe kiln controller mixes glaze; notify the potter when it rejects a batch.\n"})
+    return build_index([docs], tmp_path / "x.db").out
+
+
+def test_neighbors_give_the_sections_of_the_included_files(tmp_path: Path) -> None:
+    with open_index(_kiln(tmp_path)) as ix:
+        got = [(h.relation, h.path, h.heading) for h in ix.neighbors("docs/kiln/troubleshooting.md#errors")]
+    assert got == [
+        ("self", "docs/kiln/troubleshooting.md", "Errors"),
+        ("parent", "docs/kiln/troubleshooting.md", "Kiln troubleshooting"),
+        ("previous", "docs/kiln/troubleshooting.md", "Commands"),
+        ("included", "docs/kiln/errors-list.md", "Failed to parse the settings"),
+        ("included", "docs/kiln/errors-list.md", "Failed to notify the potter"),
+    ]
+
+
+def test_context_gives_what_a_match_includes_before_its_other_relatives(tmp_path: Path) -> None:
+    q = "kiln troubleshooting errors rejects notify"
+    with open_index(_kiln(tmp_path)) as ix:
+        # the include-only match, with the sections the site shows in its place (printed after
+        # the page that includes them), and its previous section
+        ctx = ix.context(q, max_tokens=1200, format="json", limit=1)
+        assert [(b.role, b.hit.path, b.hit.heading) for b in ctx.blocks] == [
+            ("previous", "docs/kiln/troubleshooting.md", "Commands"),
+            ("match", "docs/kiln/troubleshooting.md", "Errors"),
+            ("included", "docs/kiln/errors-list.md", "Failed to parse the settings"),
+            ("included", "docs/kiln/errors-list.md", "Failed to notify the potter"),
+        ]
+        assert '"role": "included"' in ctx.text and '"of": 2' in ctx.text
+        # offered before the other relatives: with room for the match alone, they are the first
+        # omitted; and no relative displaces a match
+        tight = ix.context(q, max_tokens=300, format="json", limit=1)
+        assert [b.role for b in tight.blocks] == ["match"]
+        assert tight.omitted == ("docs/kiln/errors-list.md#failed-to-parse-the-settings",
+                                 "docs/kiln/errors-list.md#failed-to-notify-the-potter",
+                                 "docs/kiln/troubleshooting.md#commands")

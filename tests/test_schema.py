@@ -28,7 +28,7 @@ TABLES = {
         "file_paths", "urls", "hosts", "code_spans", "text", "head", "other_anchor", "is_last",
         *(f"{c}_packed" for c in KIND_COLUMNS.values()), "ancestors_packed",
     ],
-    "section_includes": ["section_id", "text"],
+    "section_includes": ["section_id", "text", "files"],
     "token_norms": ["norm", "id"],
     "token_rows": ["token_id", "section_id", "written", "kind_source"],
     "sections_fts": [
@@ -51,7 +51,7 @@ VIEWS = {
         "id", "document_id", "path", "title", "ordinal", "level", "heading", "trail", "anchor",
         "start_line", "end_line", "parent_id", "prev_id", "next_id", "body", "chars",
         "file_words", "heading_parts", "env_vars", "cli_flags", "error_codes", "identifiers", "names", "versions", "dotted_names",
-        "file_paths", "urls", "hosts", "code_spans", "text", "head", "included",
+        "file_paths", "urls", "hosts", "code_spans", "text", "head", "included", "included_files",
     ],
     "tokens": ["norm", "section_id", "token", "kind", "source"],
     # sections_fts's content: sections_full's indexed columns, the token kinds as stored
