@@ -372,6 +372,16 @@ _INCLUDED_SQL = (
     "where i.section_id = ? order by f.key, s.start_line limit ?"
 )
 INCLUDED = 50
+_INCLUDED_FILES_SQL = (
+    "select f.value from section_includes as i, json_each(i.files) as f "
+    "join documents as d on d.path = f.value where i.section_id = ? order by f.key"
+)
+
+
+def included_files(ix: Index, section_id: int) -> list[str]:
+    """The paths of the files a section's include directives name that the index holds, in the
+    order read: what the docs site shows in the section's place."""
+    return [r[0] for r in ix.conn.execute(_INCLUDED_FILES_SQL, (section_id,))]
 
 
 def relative_hits(ix: Index, section_id: int) -> list[tuple[str, Hit]]:

@@ -23,7 +23,7 @@ from pydantic import AnyUrl, Field, ValidationError
 
 from mdfts.errors import MdftsError, brief
 from mdfts.index import Index, open_index
-from mdfts.lookup import has_documents_under, no_hits, relative_hits, rrf_merge
+from mdfts.lookup import has_documents_under, included_files, no_hits, relative_hits, rrf_merge
 from mdfts.output import count_noun
 from mdfts.prompt import ByteCounter
 from mdfts.reading import MIN_TOKENS, NAME, call_text, headings_within, lines_within, read_within
@@ -433,6 +433,10 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         with s.reading(index) as chosen:
             name, ix = s.one(chosen, ref)
             shown = _show(ix, ref)
+            # What the section's include directives name (its body may be only `{!errors.md!}`):
+            # the files the site shows in its place, and the calls that read them.
+            includes = [] if isinstance(shown, Outline) else [
+                {"ref": p, **({"index": name} if len(indexes) > 1 else {})} for p in included_files(ix, shown.id)]
             # The call that goes on where this one stops: the same one, from a later line.
             again: dict[str, Any] = {"ref": _ref(shown.ref, shown.id) if isinstance(shown, Hit) else shown.path}
             again.update({k: v for k, v in (("include", include), ("max_tokens", max_tokens),
@@ -478,6 +482,9 @@ def build_server(paths: Sequence[Path], caps: Caps | None = None) -> MCPServer:
         text = "\n\n".join("\n".join([p.head, *p.lines]) for p in read.parts)
         if read.truncated:
             text += "\n" + read.note(budget, call_text("fetch", data.get("next", {})))
+        if includes:
+            data["includes"] = includes
+            text += "\n[includes " + ", ".join(call_text("fetch", c) for c in includes) + "]"
         return _result(text + _clamp_note(clamped), data)
 
     @srv.tool(annotations=READ_ONLY)

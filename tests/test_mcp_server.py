@@ -863,3 +863,25 @@ async def test_a_cut_context_names_the_fetch_that_reads_the_rest(client: Client)
     assert args == {"ref": ROLLBACK, "from_line": int(found[1])}
     _, data, err = await _call(client, "fetch", **args)
     assert not err and data["sections"][0]["from_line"] == int(found[1])
+
+
+async def test_fetch_names_the_files_a_sections_include_directives_read(tmp_path: Path) -> None:
+    # An include-only section ranks first for what its included file says; its body is the
+    # directive line, so the fetch names the calls that read what the site shows there.
+    docs = tmp_path / "repo" / "docs"
+    docs.mkdir(parents=True)
+    (docs / "trouble.md").write_text("# Kiln trouble\n\n## Commands\n\nRun kiln status.\n\n## Errors\n\n{!docs/errors.md!}\n")
+    (docs / "errors.md").write_text("# Kiln errors\n\nThe controller rejects an unreadable glaze table.\n")
+    build_index([tmp_path / "repo"], tmp_path / "x.db")
+    srv = build_server([tmp_path / "x.db"])
+    try:
+        async with Client(srv, raise_exceptions=True) as c:
+            text, data, _ = await _call(c, "fetch", ref="docs/trouble.md#errors")
+            assert data["includes"] == [{"ref": "docs/errors.md"}]
+            assert text.endswith('\n[includes fetch(ref="docs/errors.md")]')
+            outline, _, _ = await _call(c, "fetch", **data["includes"][0])  # a path: its outline
+            assert "docs/errors.md#kiln-errors  lines 1-3" in outline
+            text, data, _ = await _call(c, "fetch", ref="docs/trouble.md#commands")
+            assert "includes" not in data and "[includes" not in text
+    finally:
+        close_server(srv)
