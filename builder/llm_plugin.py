@@ -17,7 +17,7 @@ import llm
 
 from mdfts.errors import MdftsError, brief
 from mdfts.index import Index, open_index
-from mdfts.lookup import why_no_hits
+from mdfts.lookup import included_files, why_no_hits
 from mdfts.reading import MIN_TOKENS, NAME, call_text, headings_within, read_within
 from mdfts.records import Hit, Outline
 
@@ -181,7 +181,11 @@ A long one comes in parts: its last line names the call that reads on, from_line
                                ref=brief(str(ref), 300))
             [part] = read.parts
             note = read.note(budget, "" if read.next_from is None else _read_on(shown, read.next_from))
-            return "\n".join([part.head, *part.lines, *([note] if read.truncated else [])])
+            # (what the section's include directives name: the files the site shows in its place)
+            files = included_files(ix, shown.id)
+            includes = "[includes " + ", ".join(call_text(FETCH, {"ref": p}) for p in files) + "]"
+            return "\n".join([part.head, *part.lines, *([note] if read.truncated else []),
+                              *([includes] if files else [])])
         return _guard(run, self.db)
 
     def token(self, token: str) -> str:

@@ -318,3 +318,15 @@ def test_toolbox_fetch_goes_on_when_the_header_line_leaves_no_room(tmp_path: Pat
     shown = [a.splitlines()[2] for a in answers]
     assert shown[:8] == ["# Long", "", *lines[:6]]
     assert shown[8].startswith("x" * 200) and shown[8].endswith("…") and shown[-1] == "last step"
+
+
+def test_toolbox_fetch_names_the_files_a_sections_include_directives_read(tmp_path: Path) -> None:
+    docs = tmp_path / "repo" / "docs"
+    docs.mkdir(parents=True)
+    (docs / "trouble.md").write_text("# Kiln trouble\n\n## Commands\n\nRun kiln status.\n\n## Errors\n\n{!docs/errors.md!}\n")
+    (docs / "errors.md").write_text("# Kiln errors\n\nThe controller rejects an unreadable glaze table.\n")
+    build_index([tmp_path / "repo"], tmp_path / "x.db")
+    box = Mdfts(str(tmp_path / "x.db"))
+    assert box.fetch("docs/trouble.md#errors").endswith('\n[includes Mdfts_fetch(ref="docs/errors.md")]')
+    assert "docs/errors.md#kiln-errors" in box.fetch("docs/errors.md")  # the call it names: the outline
+    assert "[includes" not in box.fetch("docs/trouble.md#commands")
