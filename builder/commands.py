@@ -75,6 +75,7 @@ def show(db: Path, ref: str, neighbors: bool, as_json: bool, echo: Echo, from_li
     from mdfts.index import open_index
     from mdfts.records import Outline
 
+    includes: list[str] = []  # the files an include-only section stands for (see below)
     with open_index(db) as ix:
         if from_line is not None and (neighbors or ref.endswith("/")):
             raise MdftsError("--from-line reads one section's REF, not with --neighbors" if neighbors
@@ -95,6 +96,9 @@ def show(db: Path, ref: str, neighbors: bool, as_json: bool, echo: Echo, from_li
                 echo(output.to_json(shown.to_dict()) if as_json else output.outline_text(shown))
                 return
             hits = [shown]
+            from mdfts.lookup import included_files
+
+            includes = included_files(ix, shown.id)
     starts: dict[int, int] = {}
     if from_line is not None:  # as a fetch from a line reads, without its budget
         from mdfts.reading import read_within
@@ -104,10 +108,14 @@ def show(db: Path, ref: str, neighbors: bool, as_json: bool, echo: Echo, from_li
         hits = [p.hit.with_(body=p.body) for p in read.parts]
         starts = {p.hit.id: p.from_line for p in read.parts if p.from_line}
     if as_json:
-        echo(output.to_json([{**h.to_dict(), **({"from_line": starts[h.id]} if h.id in starts else {})}
-                             for h in hits]))
+        echo(output.to_json([{**h.to_dict(), **({"from_line": starts[h.id]} if h.id in starts else {}),
+                              **({"includes": includes} if includes else {})} for h in hits]))
         return
     echo("\n".join(output.section_text(h, starts.get(h.id)) for h in hits), nl=False)
+    if includes:  # what its include directives name: the site shows those files in its place
+        import shlex
+
+        echo("[includes " + ", ".join(f"mdfts show {shlex.quote(str(db))} {shlex.quote(p)}" for p in includes) + "]")
 
 
 def token(db: Path, tok: str, k: int, as_json: bool, echo: Echo) -> None:

@@ -3,8 +3,11 @@ the text of the files it includes, read only from below the source root, bounded
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +18,8 @@ from mdfts.build import build_index
 from mdfts.check import check_docs
 from mdfts.includes import Includes, names
 from mdfts.index import open_index
+
+from conftest import run_cli
 
 ERRORS = """\
 ## Failed to parse the settings
@@ -202,3 +207,13 @@ def test_context_gives_what_a_match_includes_before_its_other_relatives(tmp_path
         assert tight.omitted == ("docs/kiln/errors-list.md#failed-to-parse-the-settings",
                                  "docs/kiln/errors-list.md#failed-to-notify-the-potter",
                                  "docs/kiln/troubleshooting.md#commands")
+
+
+def test_show_names_the_files_a_section_includes(tmp_path: Path) -> None:
+    db = _kiln(tmp_path)
+    shown = subprocess.run([sys.executable, "-m", "mdfts", "show", str(db), "docs/kiln/troubleshooting.md#errors"],
+                           capture_output=True, text=True, check=True).stdout
+    assert shown.endswith(f"{{!docs/kiln/errors-list.md!}}\n[includes mdfts show {db} docs/kiln/errors-list.md]\n")
+    as_json = run_cli(["show", db, "docs/kiln/troubleshooting.md#errors", "--json"])
+    assert json.loads(as_json.stdout)[0]["includes"] == ["docs/kiln/errors-list.md"]
+    assert "includes" not in run_cli(["show", db, "docs/kiln/troubleshooting.md#commands"]).stdout
