@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 from mdfts.artifact import SCHEMA_VERSION, check_source_url, file_is_index
 from mdfts.discover import DEFAULT_INCLUDE, FileSet, SourceFile, SourceText, discover, no_file_matches, read_source
 from mdfts.errors import MdftsError, SourceError, display
-from mdfts.includes import Includes, has_includes
+from mdfts.includes import Includes, Tree, has_includes, may_include
 from mdfts.index import open_index
 from mdfts.parse import stream_blocks
 from mdfts.provenance import Provenance, artifact_version as _artifact_version, read_provenance
@@ -352,8 +352,11 @@ _Parsed = tuple["DocumentRows | _Failed | str", dict[str, float]]
 
 
 def _is_big(f: SourceFile) -> bool:
+    """Whether this process reads the file itself, its sections written as they are split: a big
+    one, and one in memory whose include directives name other files of its source (a worker
+    has only the file: see _sendable)."""
     if f.data is not None:
-        return len(f.data) > STREAM_FROM
+        return len(f.data) > STREAM_FROM or may_include(f.data)
     try:
         return os.stat(f.filename).st_size > STREAM_FROM
     except OSError:
@@ -369,7 +372,7 @@ _STREAM = "stream"  # _read_and_split's answer for a file the parent must stream
 
 
 def _document(src: SourceText, clock: StageClock,
-              sink: Callable[[Section, str], None] | None = None, root: Path | None = None) -> Document:
+              sink: Callable[[Section, str], None] | None = None, root: Path | Tree | None = None) -> Document:
     """One file's text through parse → split → extract tokens. Each section goes to `sink` (the
     write stage) as it closes; without a sink they are the Document's `sections`. A section whose
     include directives name files below `root` carries their text (mdfts.includes)."""
@@ -402,10 +405,16 @@ def _with_included(to: Callable[[Section, str], None], includes: Includes) -> Ca
     return add
 
 
-def _root(f: SourceFile) -> Path | None:
-    """The folder a file's include directives are read from: its root on disk (none for a file
-    held in memory, from a GitHub tarball)."""
-    return f.root if f.data is None else None
+def _root(f: SourceFile) -> Path | Tree | None:
+    """Where a file's include directives are read from: its root on disk, or the other files of
+    its source in memory (a GitHub tarball's; None when the file names none)."""
+    return f.root if f.data is None else f.tree
+
+
+def _sendable(f: SourceFile) -> SourceFile:
+    """`f` to hand a worker process: without its source's other files (pickled, they would go
+    along with every file that names one; _is_big keeps such a file in this process)."""
+    return f if f.tree is None else dataclasses.replace(f, tree=None)
 
 
 def _read_and_split(f: SourceFile) -> _Parsed:
@@ -449,7 +458,7 @@ def _write(
             writer.attach_previous(previous)
             parsed: Generator[_Parsed | None, None, None] = (_reuse_or_split(writer, f, clock) for f in files)
         else:
-            parsed = ordered_map(_read_and_split, files, workers)
+            parsed = ordered_map(_read_and_split, [_sendable(f) for f in files], workers)
         # While the next file is made, this clock stops where that happens here (the file's own
         # clock, or _reuse_or_split's switches, count it) and reads transfer where workers make it.
         waiting = "transfer" if previous is None and workers > 1 else ""

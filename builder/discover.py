@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from mdfts.errors import MdftsError, SourceError, display
+from mdfts.includes import Files, may_include
 
 DEFAULT_INCLUDE = ("*.md", "*.markdown")
 SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
@@ -26,6 +27,9 @@ class SourceFile:
     root: Path
     data: bytes | None = None  # the bytes of a file held in memory; None: read abspath
     below: str = ""  # the path below `root` when it is not `path` (a prefixed file in memory)
+    # The other files of its source, for a file in memory whose include directives name some
+    # (mdfts.includes); None for every other file
+    tree: Files | None = None
 
     @property
     def abspath(self) -> Path:
@@ -49,6 +53,7 @@ class FileSet:
     meta: dict[str, str] = field(default_factory=dict)  # provenance rows for mdfts_meta
     commit: str = ""
     commit_time: int = 0  # seconds since the epoch; 0 when unknown
+    folder: str = ""  # the folder in the repository that `files`' paths are below ("": its root)
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,10 +240,12 @@ def discover(
                     continue
                 keep(below_folder + name, folder)
     for fs in sets:
+        tree = Files(fs.files, fs.folder, fs.prefix if mixed else "")
         for rel, data in sorted(fs.files.items()):
             path = f"{fs.prefix}/{rel}" if mixed else rel
             if claim(path, fs.name):
-                found[path] = SourceFile(path, Path(fs.name), data, "" if path == rel else rel)
+                found[path] = SourceFile(path, Path(fs.name), data, "" if path == rel else rel,
+                                         tree if may_include(data) else None)
     return [found[k] for k in sorted(found)]
 
 

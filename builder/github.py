@@ -647,7 +647,7 @@ def fetch(
         _try(lambda: cache.remember(source, ref, etag, commit), warn)
     meta = {"source_ref": ref, "source_commit": commit, "source_path": source.path,
             "source_url": source_url_template(client.api_url, source, snap.folder)}
-    return FileSet(source.name, source.prefix, snap.files, meta, commit, snap.commit_time)
+    return FileSet(source.name, source.prefix, snap.files, meta, commit, snap.commit_time, snap.folder)
 
 
 def _download(client: GitHubClient, path: str, source: GitHubSource,

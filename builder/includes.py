@@ -18,12 +18,18 @@ lines cannot make the index grow by more than that; and a document's first MAX_N
 names are looked up, no more (a page names a handful; 100,000 names of missing files took 3 s).
 A name that cannot be read is left out, as the sites leave it (MkDocs warns; the page still
 renders).
+
+The files are a folder on disk (`Folder`) or, for a `github:` source, the files its download
+holds in memory (`Files`: the markdown its selection fetched; a file it left out, a YAML snippet,
+is not read), looked up by the same rules.
 """
 
 from __future__ import annotations
 
 import os
+import posixpath
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 MAX_DEPTH = 3
@@ -44,6 +50,11 @@ _FENCE = re.compile(r"^[ \t]*(;*)-+8<-+[ \t]*$")
 def has_includes(text: str) -> bool:
     """Whether `text` may hold a directive (a cheap test before any parsing)."""
     return "{!" in text or "8<-" in text
+
+
+def may_include(data: bytes) -> bool:
+    """has_includes for a file's bytes."""
+    return b"{!" in data or b"8<-" in data
 
 
 def names(text: str) -> list[str]:
@@ -67,22 +78,108 @@ def directives(text: str) -> list[tuple[int, str]]:
     return sorted(found)
 
 
-class Includes:
-    """Reads the files one document's directives name, below `root` (a folder on disk)."""
+class Folder:
+    """The files below `root`, a folder on disk; a file's key is its real path."""
 
-    def __init__(self, root: Path | str, path: str, size: int) -> None:
+    def __init__(self, root: Path | str) -> None:
         self.root = os.path.realpath(root)
-        self.path = path  # the including document, relative to root
+
+    def key(self, path: str) -> str:
+        """The key of the document the index names `path`."""
+        return self._inside(os.path.join(self.root, path)) or ""
+
+    def of(self, path: str) -> str:
+        """The path below the root of the document the index names `path`."""
+        return path
+
+    def locate(self, name: str, at: str) -> str | None:
+        """The key of the file `name` (written in the file `at`) names, or None (see the module)."""
+        for folder in (self.root, os.path.join(self.root, os.path.dirname(at)), os.path.dirname(self.root)):
+            found = self._inside(os.path.join(folder, name.lstrip("/")))
+            if found is not None and os.path.isfile(found):
+                return found
+        return None
+
+    def _inside(self, filename: str) -> str | None:
+        """The real path of `filename` when it is below the root, else None."""
+        real = os.path.realpath(filename)
+        return real if real.startswith(self.root + os.sep) else None
+
+    def read(self, key: str, room: int) -> bytes | None:
+        """At most room + 1 bytes of the file, or None when it cannot be read."""
+        try:
+            with open(key, "rb") as f:
+                return f.read(room + 1)
+        except OSError:
+            return None
+
+    def below(self, key: str) -> str:
+        """The file's path below the root ("/" separators)."""
+        return os.path.relpath(key, self.root).replace(os.sep, "/")
+
+    def path(self, key: str) -> str:
+        """The file's path as the index names its document."""
+        return self.below(key)
+
+
+class Files:
+    """Files held in memory (a `github:` source's download): `files` maps a path below the source's
+    folder to its bytes; `folder` is that folder's path in the repository ("" for all of it), for
+    the root's-parent lookup; `prefix` what the build puts before each document path ("" when it
+    is the only source). A file's key is its path below the folder."""
+
+    def __init__(self, files: Mapping[str, bytes], folder: str = "", prefix: str = "") -> None:
+        self.files, self.folder, self.prefix = files, folder.strip("/"), prefix
+
+    def key(self, path: str) -> str:
+        return self.of(path)
+
+    def of(self, path: str) -> str:
+        return path[len(self.prefix) + 1:] if self.prefix and path.startswith(self.prefix + "/") else path
+
+    def locate(self, name: str, at: str) -> str | None:
+        name = name.lstrip("/")
+        for candidate in (name, posixpath.join(posixpath.dirname(at), name)):
+            path = posixpath.normpath(candidate)  # ("../x.md" stays outside: no key starts so)
+            if path in self.files:
+                return path
+        if self.folder:  # the root's parent: a page of docs/ that names docs/x.md
+            path = posixpath.normpath(posixpath.join(posixpath.dirname(self.folder), name))
+            below = path[len(self.folder) + 1:] if path.startswith(self.folder + "/") else None
+            if below is not None and below in self.files:
+                return below
+        return None
+
+    def read(self, key: str, room: int) -> bytes | None:
+        data = self.files.get(key)
+        return None if data is None else data[:room + 1]
+
+    def below(self, key: str) -> str:
+        return key
+
+    def path(self, key: str) -> str:
+        return f"{self.prefix}/{key}" if self.prefix else key
+
+
+Tree = Folder | Files
+
+
+class Includes:
+    """Reads the files one document's directives name, below `root` (a folder on disk, or a Tree)."""
+
+    def __init__(self, root: Path | str | Tree, path: str, size: int) -> None:
+        self.tree: Tree = root if isinstance(root, (Folder, Files)) else Folder(root)
+        self.path = self.tree.of(path)  # the including document, below the tree's root
         self.room = min(MAX_BYTES, max(MIN_BYTES, GROWTH * size))  # bytes left for this document
-        self._found: dict[tuple[str, str], str | None] = {}  # (name, folder it was written in) → file
+        self._found: dict[tuple[str, str], str | None] = {}  # (name, folder it was written in) → key
 
     def text(self, body: str) -> tuple[str, tuple[str, ...]] | None:
         """The text of the files `body` (one section of the document) includes, nested includes
-        in their place, one after the other, and those files (relative to the root, "/"
-        separators, in the order read); None when it names none that can be read."""
+        in their place, one after the other, and those files (as the index names them, in the
+        order read); None when it names none that can be read."""
         parts: list[str] = []
         files: list[str] = []
-        self._add(body, self.path, {self._inside(os.path.join(self.root, self.path)) or ""}, 1, parts, files)
+        self._add(body, self.path, {self.tree.key(self.path)}, 1, parts, files)
         return ("\n".join(parts), tuple(files)) if parts else None
 
     def _add(self, text: str, at: str, seen: set[str], depth: int, parts: list[str], files: list[str]) -> None:
@@ -97,16 +194,16 @@ class Includes:
                 continue
             self.room -= len(data.encode("utf-8", "surrogatepass"))
             parts.append(data)
-            rel = os.path.relpath(found, self.root).replace(os.sep, "/")
+            rel = self.tree.path(found)
             if rel not in files:  # (a file shown twice is one file to read)
                 files.append(rel)
             if depth < MAX_DEPTH and has_includes(data):
-                self._add(data, rel, seen | {found}, depth + 1, parts, files)
+                self._add(data, self.tree.below(found), seen | {found}, depth + 1, parts, files)
 
     def find(self, name: str, at: str) -> str | None:
-        """The real path of the file `name` (written in the file `at`, relative to the root)
-        names, as the sites look it up; None when there is none below the root, or when this
-        document has looked up MAX_NAMES others already."""
+        """The key of the file `name` (written in the file `at`, relative to the root) names, as
+        the sites look it up; None when there is none below the root, or when this document has
+        looked up MAX_NAMES others already."""
         key = (name, os.path.dirname(at))
         if key not in self._found:
             self._found[key] = self._look_up(name, at) if len(self._found) < MAX_NAMES else None
@@ -123,25 +220,14 @@ class Includes:
         if base and base != name:
             tries.append(base)
         for candidate in tries:
-            for folder in (self.root, os.path.join(self.root, os.path.dirname(at)), os.path.dirname(self.root)):
-                found = self._inside(os.path.join(folder, candidate.lstrip("/")))
-                if found is not None and os.path.isfile(found):
-                    return found
+            found = self.tree.locate(candidate, at)
+            if found is not None:
+                return found
         return None
 
-    def _inside(self, filename: str) -> str | None:
-        """The real path of `filename` when it is below the root, else None."""
-        real = os.path.realpath(filename)
-        return real if real.startswith(self.root + os.sep) else None
-
-    @staticmethod
-    def _read(filename: str, room: int) -> str | None:
-        try:
-            with open(filename, "rb") as f:
-                data = f.read(room + 1)
-        except OSError:
-            return None
-        if b"\0" in data:
-            return None  # not text
+    def _read(self, key: str, room: int) -> str | None:
+        data = self.tree.read(key, room)
+        if data is None or b"\0" in data:
+            return None  # unreadable, or not text
         text = data[:room].decode("utf-8", "ignore")
         return text.removeprefix("\ufeff")

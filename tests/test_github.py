@@ -262,19 +262,23 @@ def test_a_commit_ref_needs_no_resolution_and_a_moved_ref_downloads_again(
 
 def test_same_index_as_a_local_clone_of_the_commit(github: FakeGitHub, clock: Clock, clone: Path,
                                                    tmp_path: Path) -> None:
+    # (a page that includes another, named from the repository's root: the download reads it too)
+    (clone / "docs" / "release.md").write_text("# Release\n\n## Deploy step\n\n{!docs/guides/deploy.md!}\n")
+    commit_all(clone, "A page with an include")
     sha = git(clone, "rev-parse", "HEAD")
     remote, local = tmp_path / "remote.db", tmp_path / "local.db"
     build_index([f"github:acme/handbook@{sha}:docs"], remote, github=_options(github, clock), exclude=["guides/setup.md"])
     build_index([clone / "docs"], local, exclude=["guides/setup.md"])
-    for table in ("sections", "tokens"):
+    assert _rows(remote, "select files from section_includes") == [('["guides/deploy.md"]',)]
+    for table in ("sections", "tokens", "section_includes"):
         assert _rows(remote, f"select * from {table} order by 1, 2") == _rows(local, f"select * from {table} order by 1, 2")
     docs = "select id, path, title, front_matter, sha256, bytes, lines, sections from documents order by id"
     assert _rows(remote, docs) == _rows(local, docs)
-    assert len(_rows(remote, docs)) == 3
+    assert len(_rows(remote, docs)) == 4
     source_meta = {"source", "source_ref", "source_commit", "source_path", "source_url", "git_ref"}
     assert {k: v for k, v in _meta(remote).items() if k not in source_meta} == {
         k: v for k, v in _meta(local).items() if k not in source_meta}
-    assert _rows(local, "select count(*) from documents where last_commit is not null") == [(3,)]
+    assert _rows(local, "select count(*) from documents where last_commit is not null") == [(4,)]
 
 
 def test_mixed_sources_get_prefixes(github: FakeGitHub, clock: Clock, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import mdfts.check
 import mdfts.includes
 from mdfts.build import build_index
 from mdfts.check import check_docs
+from mdfts.discover import FileSet
 from mdfts.includes import Includes, names
 from mdfts.index import open_index
 
@@ -141,6 +142,60 @@ def test_an_incremental_build_reads_a_changed_included_file(tmp_path: Path) -> N
     assert _included(new.out) == _included(full.out)
     assert _included(new.out)["docs/kiln/troubleshooting.md", "Errors"] == "## Cracked shelves\n\nReplace the shelf.\n"
     assert new.reused == 0  # the changed file, and the one whose includes may have changed
+
+
+def _rows(db: Path) -> list[tuple[object, ...]]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute("select path, heading, start_line, body, included, included_files "
+                            "from sections_full order by path, start_line").fetchall()
+
+
+def _in_memory(folder: Path, below: str, prefix: str) -> FileSet:
+    """`folder`'s files as a github: source's download holds them: below the repository's `below`."""
+    files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*.md"))}
+    return FileSet("github:acme/kilns", prefix, files, folder=below)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_github_source_reads_includes_as_a_checkout_does(tmp_path: Path, workers: int) -> None:
+    """The same files, on disk and as a GitHub download holds them in memory, give the same rows:
+    root, folder and root's-parent lookups, nested includes and what is not read (outside the
+    folder, absent). With worker processes too: a file that includes others is read here."""
+    repo = _tree(tmp_path / "repo", {
+        "docs/kiln/troubleshooting.md": TROUBLE, "docs/kiln/errors-list.md": ERRORS,
+        "docs/guide/page.md": "# Page\n\n## Here\n\n{!near.md!}\n\n## Rooted\n\n{!kiln/errors-list.md!}\n\n"
+                              "## Up\n\n{!../secret.md!}\n\n## Absent\n\n{!nowhere.md!}\n",
+        "docs/guide/near.md": "near text\n\n--8<-- \"../glaze.md\"\n",
+        "docs/glaze.md": "# Glaze\n\nThe controller mixes glaze.\n",
+        "secret.md": "the secret\n",
+    })
+    on_disk = build_index([repo / "docs"], tmp_path / "disk.db", workers=1).out
+    remote = _in_memory(repo / "docs", "docs", "acme/kilns/docs")
+    in_memory = build_index([remote], tmp_path / "memory.db", workers=workers).out
+    rows = _rows(in_memory)
+    assert rows == _rows(on_disk)
+    included = {(r[0], r[1]): r[4] for r in rows}
+    assert included["kiln/troubleshooting.md", "Errors"] == ERRORS  # {!docs/kiln/...!}: the root's parent
+    assert included["guide/page.md", "Here"] == "near text\n\n--8<-- \"../glaze.md\"\n\n# Glaze\n\nThe controller mixes glaze.\n"
+    assert included["guide/page.md", "Rooted"] == ERRORS
+    assert included["guide/page.md", "Up"] is None and included["guide/page.md", "Absent"] is None
+    with open_index(in_memory) as ix:
+        hits = ix.search("kiln troubleshooting errors rejects notify")
+        assert (hits[0].path, hits[0].heading) == ("kiln/troubleshooting.md", "Errors")
+
+
+def test_a_github_source_beside_a_folder_names_included_files_by_their_prefixed_paths(tmp_path: Path) -> None:
+    repo = _tree(tmp_path / "repo", {"docs/kiln/troubleshooting.md": TROUBLE, "docs/kiln/errors-list.md": ERRORS})
+    local = _tree(tmp_path / "local", {"notes.md": "# Notes\n\n{!kiln/errors-list.md!}\n"})
+    remote = _in_memory(repo / "docs", "docs", "acme/kilns/docs")
+    db = build_index([remote, local], tmp_path / "x.db").out
+    files = {(r[0], r[1]): r[5] for r in _rows(db)}
+    assert json.loads(str(files["acme/kilns/docs/kiln/troubleshooting.md", "Errors"])) == ["acme/kilns/docs/kiln/errors-list.md"]
+    assert files["local/notes.md", "Notes"] is None  # a folder reads from disk only: kiln/ is not below it
+    with open_index(db) as ix:  # the readers find the included file's sections by that path
+        hit = ix.search("kiln troubleshooting errors rejects notify")[0]
+        assert hit.path == "acme/kilns/docs/kiln/troubleshooting.md"
+        assert "acme/kilns/docs/kiln/errors-list.md" in {n.path for n in ix.neighbors(hit.ref)}
 
 
 def test_check_warns_of_an_include_the_build_cannot_read(tmp_path: Path) -> None:
