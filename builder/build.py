@@ -21,7 +21,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 from mdfts.artifact import SCHEMA_VERSION, check_source_url, file_is_index
-from mdfts.discover import DEFAULT_INCLUDE, FileSet, SourceFile, SourceText, discover, no_file_matches, read_source
+from mdfts.discover import (
+    DEFAULT_INCLUDE,
+    FileSet,
+    SourceFile,
+    SourceText,
+    discover,
+    include_root,
+    no_file_matches,
+    read_source,
+)
 from mdfts.errors import MdftsError, SourceError, display
 from mdfts.includes import Includes, Tree, has_includes, may_include
 from mdfts.index import open_index
@@ -405,12 +414,6 @@ def _with_included(to: Callable[[Section, str], None], includes: Includes) -> Ca
     return add
 
 
-def _root(f: SourceFile) -> Path | Tree | None:
-    """Where a file's include directives are read from: its root on disk, or the other files of
-    its source in memory (a GitHub tarball's; None when the file names none)."""
-    return f.root if f.data is None else f.tree
-
-
 def _sendable(f: SourceFile) -> SourceFile:
     """`f` to hand a worker process: without its source's other files (pickled, they would go
     along with every file that names one; _is_big keeps such a file in this process)."""
@@ -426,7 +429,7 @@ def _read_and_split(f: SourceFile) -> _Parsed:
     try:
         clock.switch("read")
         src = read_source(f)
-        doc = _document(src, clock, root=_root(f))
+        doc = _document(src, clock, root=include_root(f))
     except SourceError as err:
         clock.switch("")
         return (err.path, err.line, err.what), clock.seconds
@@ -520,7 +523,7 @@ def _reuse_or_split(writer: IndexWriter, f: SourceFile, clock: StageClock) -> _P
         error = _stream_file(writer, f, src, clock)
         return None if error is None else ((error.path, error.line, error.what), {})
     try:
-        doc = _document(src, clock, root=_root(f))
+        doc = _document(src, clock, root=include_root(f))
     except SourceError as err:
         return (err.path, err.line, err.what), {}
     clock.switch("write")
@@ -536,7 +539,7 @@ def _stream_file(writer: IndexWriter, f: SourceFile, src: SourceText | None, clo
             src = read_source(f)
         clock.switch("write")
         sink = writer.start_document()
-        doc = _document(src, clock, sink, _root(f))
+        doc = _document(src, clock, sink, include_root(f))
     except SourceError as err:
         clock.switch("write")
         writer.abandon_document()

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TypedDict
 from urllib.parse import unquote
 
-from mdfts.discover import DEFAULT_INCLUDE, SourceFile, discover, no_file_matches, read_source
+from mdfts.discover import DEFAULT_INCLUDE, SourceFile, discover, include_root, no_file_matches, read_source
 from mdfts.errors import MdftsError, SourceError
 from mdfts.includes import MAX_NAMES, Includes, directives, has_includes
 from mdfts.parse import parse_links, raw_html, slugify
@@ -158,7 +158,7 @@ def check_docs(
 
 def _include_problems(f: SourceFile, text: str) -> list[tuple[int, str]]:
     """(line, message) for each include directive whose file the build would not read."""
-    includes = Includes(f.root, f.path, 0)
+    includes = Includes(include_root(f) or f.root, f.path, 0)
     out = []
     names: set[str] = set()
     for offset, name in directives(text):
@@ -169,7 +169,8 @@ def _include_problems(f: SourceFile, text: str) -> list[tuple[int, str]]:
                               "reads no more"))
             break
         if includes.find(name, f.path) is None:
-            out.append((line, f"include of {name}: no file of that name below {f.root.name or f.root} to read, "
+            folder = f.top or f.root
+            out.append((line, f"include of {name}: no file of that name below {folder.name or folder} to read, "
                               "so its text is not indexed here"))
     return out
 

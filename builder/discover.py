@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from mdfts.errors import MdftsError, SourceError, display
-from mdfts.includes import Files, may_include
+from mdfts.includes import Files, Folder, Tree, may_include
 
 DEFAULT_INCLUDE = ("*.md", "*.markdown")
 SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
@@ -30,6 +30,9 @@ class SourceFile:
     # The other files of its source, for a file in memory whose include directives name some
     # (mdfts.includes); None for every other file
     tree: Files | None = None
+    # The source folder it is below when that is not `root` (a build of several sources, whose
+    # paths are relative to their common parent): the folder its includes are read from
+    top: Path | None = None
 
     @property
     def abspath(self) -> Path:
@@ -40,6 +43,19 @@ class SourceFile:
     def filename(self) -> str:
         """abspath as text, without making a Path (a build reads and stats every file by it)."""
         return os.path.join(self.root, self.below or self.path)
+
+
+def include_root(f: SourceFile) -> Path | Tree | None:
+    """Where `f`'s include directives are read from (mdfts.includes): its source folder on disk,
+    or the other files of its source in memory (None when it names none of them)."""
+    if f.data is not None:
+        return f.tree
+    return f.root if f.top is None else _folder(f.top, f.root)
+
+
+@lru_cache(maxsize=64)
+def _folder(top: Path, base: Path) -> Folder:
+    return Folder(top, base)  # (one a source folder: it resolves both paths once)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +199,7 @@ def discover(
         return False
 
     def add(abspath: Path, root: Path) -> None:
+        """A file below `root` (a source folder), or that file itself."""
         folder = base if _inside(abspath, base) else abspath.parent
         rel = abspath.relative_to(folder).as_posix()
         real = abspath  # the walk starts at resolved roots and enters no linked folder
@@ -198,12 +215,12 @@ def discover(
                     warn(f"{display(rel)}: skipped, a symlink that leads outside {root.name or root}")
                 return
         if real not in skipped:
-            keep(rel, folder)
+            keep(rel, folder, None if root == folder else root)
 
-    def keep(rel: str, folder: Path) -> None:
+    def keep(rel: str, folder: Path, top: Path | None) -> None:
         """A file of a folder at `rel`, unless that path is taken (claim)."""
         if claim(rel, ""):
-            found[rel] = SourceFile(rel, folder)
+            found[rel] = SourceFile(rel, folder, top=top)
 
     def unlistable(err: OSError) -> None:
         where = Path(err.filename).relative_to(base).as_posix() if err.filename else "?"
@@ -217,6 +234,7 @@ def discover(
         if root.is_file():
             add(root, root.parent)
             continue
+        top = None if root == base else root  # (keep's for every file here: one Path a source)
         for dirpath, dirnames, filenames in os.walk(root, onerror=unlistable, followlinks=False):
             here = Path(dirpath)
             for d in dirnames:
@@ -229,6 +247,7 @@ def discover(
             below_root = here.relative_to(root).as_posix()
             below_root = "" if below_root == "." else below_root + "/"
             folder = base if _inside(here, base) else here  # add()'s folder for each file here
+            top_here = top if folder is base else None if root == folder else root
             below_folder = here.relative_to(folder).as_posix()
             below_folder = "" if below_folder == "." else below_folder + "/"
             for name in sorted(filenames):
@@ -238,7 +257,7 @@ def discover(
                 if os.path.islink(abspath) or abspath in skipped_text:
                     add(Path(abspath), root)
                     continue
-                keep(below_folder + name, folder)
+                keep(below_folder + name, folder, top_here)
     for fs in sets:
         tree = Files(fs.files, fs.folder, fs.prefix if mixed else "")
         for rel, data in sorted(fs.files.items()):

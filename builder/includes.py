@@ -79,14 +79,17 @@ def directives(text: str) -> list[tuple[int, str]]:
 
 
 class Folder:
-    """The files below `root`, a folder on disk; a file's key is its real path."""
+    """The files below `root`, a folder on disk; `base` is the folder the index names documents
+    from (root's parent when it is one of several sources; default root). A file's key is its
+    real path."""
 
-    def __init__(self, root: Path | str) -> None:
+    def __init__(self, root: Path | str, base: Path | str | None = None) -> None:
         self.root = os.path.realpath(root)
+        self.base = self.root if base is None else os.path.realpath(base)
 
     def key(self, path: str) -> str:
         """The key of the document the index names `path`."""
-        return self._inside(os.path.join(self.root, path)) or ""
+        return self._inside(os.path.join(self.base, path)) or ""
 
     def of(self, path: str) -> str:
         """The path below the root of the document the index names `path`."""
@@ -94,7 +97,7 @@ class Folder:
 
     def locate(self, name: str, at: str) -> str | None:
         """The key of the file `name` (written in the file `at`) names, or None (see the module)."""
-        for folder in (self.root, os.path.join(self.root, os.path.dirname(at)), os.path.dirname(self.root)):
+        for folder in (self.root, os.path.join(self.base, os.path.dirname(at)), os.path.dirname(self.root)):
             found = self._inside(os.path.join(folder, name.lstrip("/")))
             if found is not None and os.path.isfile(found):
                 return found
@@ -114,11 +117,10 @@ class Folder:
             return None
 
     def below(self, key: str) -> str:
-        """The file's path below the root ("/" separators)."""
-        return os.path.relpath(key, self.root).replace(os.sep, "/")
+        """The file's path as the index names its document (from base, "/" separators)."""
+        return os.path.relpath(key, self.base).replace(os.sep, "/")
 
     def path(self, key: str) -> str:
-        """The file's path as the index names its document."""
         return self.below(key)
 
 

@@ -272,3 +272,25 @@ def test_show_names_the_files_a_section_includes(tmp_path: Path) -> None:
     as_json = run_cli(["show", db, "docs/kiln/troubleshooting.md#errors", "--json"])
     assert json.loads(as_json.stdout)[0]["includes"] == ["docs/kiln/errors-list.md"]
     assert "includes" not in run_cli(["show", db, "docs/kiln/troubleshooting.md#commands"]).stdout
+
+
+def test_with_several_sources_each_reads_only_below_its_own_folder(tmp_path: Path) -> None:
+    """Several folders (or a folder beside a github: source) share a parent for their paths, but a
+    page reads includes only from below its own source folder: not a sibling source, not the
+    files beside them."""
+    (tmp_path / "secret.md").write_text("the secret\n")
+    kiln = _tree(tmp_path / "kiln", {"a.md": "# A\n\n## Up\n\n{!../secret.md!}\n\n## Sibling\n\n{!../glaze/b.md!}\n\n"
+                                             "## Own\n\n{!c.md!}\n\n## Rooted\n\n{!kiln/c.md!}\n", "c.md": "own text\n"})
+    glaze = _tree(tmp_path / "glaze", {"b.md": "# B\n\nglaze text\n"})
+    remote = FileSet("github:acme/kilns", "acme/kilns", {"r.md": b"# R\n"})
+    for roots in ([kiln, glaze], [kiln, remote]):
+        included = _included(build_index(roots, tmp_path / "x.db", force=True).out)
+        assert included["kiln/a.md", "Up"] is None
+        assert included["kiln/a.md", "Sibling"] is None
+        assert included["kiln/a.md", "Own"] == "own text\n"
+        assert included["kiln/a.md", "Rooted"] == "own text\n"  # the folder's parent: kiln/c.md
+    # and check says so, naming the page's own folder
+    findings, _ = check_docs([kiln, glaze])
+    broken = [f for f in findings if f.rule == "broken-include"]
+    assert [(f.path.rsplit("/", 1)[-1], f.line) for f in broken] == [("a.md", 5), ("a.md", 9)]
+    assert "below kiln to read" in broken[0].message
