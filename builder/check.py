@@ -161,7 +161,7 @@ def _include_problems(f: SourceFile, text: str) -> list[tuple[int, str]]:
     includes = Includes(include_root(f) or f.root, f.path, 0)
     out = []
     names: set[str] = set()
-    for offset, name in directives(text):
+    for offset, name, _ in directives(text):
         line = text.count("\n", 0, offset) + 1
         names.add(name)
         if len(names) > MAX_NAMES:

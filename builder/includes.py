@@ -10,14 +10,17 @@ section's body stays as written, with its line numbers.
 A name is looked up as the sites do, from the project's folder: the source root, then the
 including file's folder, then the root's parent (a build of `docs/` whose pages name
 `docs/x.md`), and never outside the source root (a link out of it, `../../etc/passwd` or a
-symbolic link, is left unread). A snippet's `:section` or `:start:end` suffix reads the whole
-file. Nested includes are read three deep; a file already on the way in is not read again (a
-cycle ends there). A document takes at most 16 times its own size of included text, at least
-64 KiB and at most 1 MiB (its sections in order; what is left over is cut): a page of include
-lines cannot make the index grow by more than that; and a document's first MAX_NAMES distinct
-names are looked up, no more (a page names a handful; 100,000 names of missing files took 3 s).
-A name that cannot be read is left out, as the sites leave it (MkDocs warns; the page still
-renders).
+symbolic link, is left unread). A directive shows what the site shows of the file (`select`):
+a snippet's lines (`:3:9`, `:3`, `::9`, from the end when negative, several after commas) or
+section (`:install`, the lines between `--8<-- [start:install]` and `--8<-- [end:install]`),
+markdown-include's `lines=2 7-9`, else the whole file less its sections' start and end lines; a
+selection that shows nothing (lines past the end) counts as no include. Nested includes are
+read three deep; a file already on the way in is not read again (a cycle ends there). A
+document takes at most 16 times its own size of included text, at least 64 KiB and at most
+1 MiB (its sections in order; what is left over is cut): a page of include lines cannot make the
+index grow by more than that; and a document's first MAX_NAMES distinct names are looked up, no
+more (a page names a handful; 100,000 names of missing files took 3 s). A name that cannot be
+read is left out, as the sites leave it (MkDocs warns; the page still renders).
 
 The files are a folder on disk (`Folder`) or, for a `github:` source, the files its download
 holds in memory (`Files`: the markdown its selection fetched; a file it left out, a YAML snippet,
@@ -39,12 +42,20 @@ MAX_BYTES = 1 << 20
 GROWTH = 16
 MAX_NAMES = 1000  # distinct names looked up per document
 
-# markdown-include's syntax, an optional lines=... range after the name (read whole here)
-_MKDOCS = re.compile(r"\{!\s*([^!{}\r\n]+?)\s*!(?:lines=[0-9 -]*)?\}")
+# markdown-include's syntax, an optional lines=... selection after the name (lines and ranges,
+# 1-based, in the order shown: "lines=1 3 8-10 2")
+_MKDOCS = re.compile(r"\{!\s*([^!{}\r\n]+?)\s*!(?:lines=([0-9 -]*))?\}")
 # pymdownx.snippets: `--8<-- "name"` on a line of its own (a leading `;` escapes it), and the
 # block form: a bare `--8<--` line, names one a line, a bare `--8<--` line
 _SNIPPET = re.compile(r"""^[ \t]*(;*)-+8<-+[ \t]+(?:"([^"\r\n]+)"|'([^'\r\n]+)')[ \t]*$""", re.M)
 _FENCE = re.compile(r"^[ \t]*(;*)-+8<-+[ \t]*$")
+# A snippet name's suffix, as pymdownx.snippets reads it: lines (`:3:9`, `:3`, `::9`, negative
+# from the end, several after commas: `:1:3,7:9`) or a section (`:install`), the lines between a
+# `--8<-- [start:install]` line and a `--8<-- [end:install]` line of the file
+_SNIPPET_FILE = re.compile(r"(?i)(.*?)(?:((?::-?[0-9]*){1,2}(?:(?:,(?=[-0-9:])-?[0-9]*)(?::-?[0-9]*)?)*)"
+                           r"|:([a-z][-_0-9a-z]*))?$")
+# a section's start or end line; those lines are not shown
+_SECTION_MARK = re.compile(r"(?i)^.*?(;*)-+8<-+[ \t]+\[[ \t]*(start|end)[ \t]*:[ \t]*([a-z][-_0-9a-z]*)[ \t]*\].*$")
 
 
 def has_includes(text: str) -> bool:
@@ -59,13 +70,14 @@ def may_include(data: bytes) -> bool:
 
 def names(text: str) -> list[str]:
     """The file names `text`'s directives include, in the order they stand."""
-    return [name for _, name in directives(text)]
+    return [name for _, name, _ in directives(text)]
 
 
-def directives(text: str) -> list[tuple[int, str]]:
-    """Each directive's (offset in `text`, file name), in the order they stand."""
-    found: list[tuple[int, str]] = [(m.start(), m.group(1)) for m in _MKDOCS.finditer(text)]
-    found += [(m.start(), m.group(2) or m.group(3)) for m in _SNIPPET.finditer(text) if not m.group(1)]
+def directives(text: str) -> list[tuple[int, str, str | None]]:
+    """Each directive's (offset in `text`, file name, markdown-include's lines= selection or
+    None), in the order they stand."""
+    found: list[tuple[int, str, str | None]] = [(m.start(), m.group(1), m.group(2)) for m in _MKDOCS.finditer(text)]
+    found += [(m.start(), m.group(2) or m.group(3), None) for m in _SNIPPET.finditer(text) if not m.group(1)]
     if "8<-" in text:
         offset, block, escaped = 0, False, False
         for line in text.splitlines(keepends=True):
@@ -73,9 +85,64 @@ def directives(text: str) -> list[tuple[int, str]]:
             if fence:
                 block, escaped = not block, bool(fence.group(1))
             elif block and not escaped and line.strip() and not line.lstrip().startswith(";"):
-                found.append((offset, line.strip()))
+                found.append((offset, line.strip(), None))
             offset += len(line)
     return sorted(found)
+
+
+def select(text: str, suffix: str | None, lines: str | None) -> str:
+    """The part of an included file's `text` a directive shows: a snippet's `suffix` (see
+    _SNIPPET_FILE; its colon first) or markdown-include's `lines`; the whole text less any
+    section's start and end lines when it names none."""
+    rows = text.split("\n")
+    if lines is not None and lines.strip():
+        picked: list[str] = []
+        for part in lines.split():
+            first, _, last = part.partition("-")
+            if first.isdigit() and (not last or last.isdigit()):
+                picked += rows[max(int(first) - 1, 0):int(last or first)]
+        return "\n".join(picked)
+    if suffix and suffix[1:2].isalpha():
+        return _section(rows, suffix[1:])
+    if suffix:
+        picked = []
+        for span in suffix[1:].split(","):
+            start, _, end = span.partition(":")
+            a, b = int(start) if start.lstrip("-").isdigit() else None, int(end) if end.lstrip("-").isdigit() else None
+            a = None if a is None else max(len(rows) + a, 0) if a < 0 else max(a - 1, 0)
+            b = None if b is None else max(len(rows) + 1 + b, 0) if b < 0 else b
+            picked += rows[a:b]
+        return "\n".join(picked)
+    if "8<-" not in text:
+        return text
+    return "\n".join(shown for shown, _ in map(_mark, rows) if shown is not None)
+
+
+def _mark(row: str) -> tuple[str | None, re.Match[str] | None]:
+    """A row as shown (None: a section's start or end line, not shown; an escaped one loses its
+    `;`), and its match when it is such a line."""
+    m = _SECTION_MARK.match(row) if "8<-" in row else None
+    if m is None:
+        return row, None
+    return (row[:m.start(1)] + row[m.start(1) + 1:], None) if m.group(1) else (None, m)
+
+
+def _section(rows: list[str], name: str) -> str:
+    """The lines between the section's start line and its end line (other sections' lines left out)."""
+    picked: list[str] = []
+    inside = False
+    for row in rows:
+        shown, m = _mark(row)
+        if m is not None:
+            if m.group(3) == name:
+                if m.group(2).lower() == "end":
+                    if inside:
+                        break
+                    return ""  # an end before its start: pymdownx stops there
+                inside = True
+        elif inside and shown is not None:
+            picked.append(shown)
+    return "\n".join(picked)
 
 
 class Folder:
@@ -173,7 +240,8 @@ class Includes:
         self.tree: Tree = root if isinstance(root, (Folder, Files)) else Folder(root)
         self.path = self.tree.of(path)  # the including document, below the tree's root
         self.room = min(MAX_BYTES, max(MIN_BYTES, GROWTH * size))  # bytes left for this document
-        self._found: dict[tuple[str, str], str | None] = {}  # (name, folder it was written in) → key
+        # (name, folder it was written in) → (key, snippet suffix)
+        self._found: dict[tuple[str, str], tuple[str | None, str | None]] = {}
 
     def text(self, body: str) -> tuple[str, tuple[str, ...]] | None:
         """The text of the files `body` (one section of the document) includes, nested includes
@@ -185,15 +253,20 @@ class Includes:
         return ("\n".join(parts), tuple(files)) if parts else None
 
     def _add(self, text: str, at: str, seen: set[str], depth: int, parts: list[str], files: list[str]) -> None:
-        for name in names(text):
+        for _, name, lines in directives(text):
             if self.room <= 0:
                 return
-            found = self.find(name, at)
+            found, suffix = self._resolve(name, at)
             if found is None or found in seen:
                 continue
-            data = self._read(found, self.room)
+            # (a selection may stand past the room's bytes of a big file: it reads up to MAX_BYTES)
+            data = self._read(found, MAX_BYTES if suffix or lines else self.room)
             if data is None:
                 continue
+            data = select(data, suffix, lines)
+            if (suffix or lines) and not data.strip():
+                continue  # (lines past the file's end, a section it does not hold: the site shows nothing)
+            data = data.encode("utf-8", "surrogatepass")[:self.room].decode("utf-8", "ignore")
             self.room -= len(data.encode("utf-8", "surrogatepass"))
             parts.append(data)
             rel = self.tree.path(found)
@@ -206,26 +279,31 @@ class Includes:
         """The key of the file `name` (written in the file `at`, relative to the root) names, as
         the sites look it up; None when there is none below the root, or when this document has
         looked up MAX_NAMES others already."""
+        return self._resolve(name, at)[0]
+
+    def _resolve(self, name: str, at: str) -> tuple[str | None, str | None]:
+        """find's key, and the snippet suffix the name ends with when the file is named without it."""
         key = (name, os.path.dirname(at))
         if key not in self._found:
-            self._found[key] = self._look_up(name, at) if len(self._found) < MAX_NAMES else None
+            self._found[key] = self._look_up(name, at) if len(self._found) < MAX_NAMES else (None, None)
         return self._found[key]
 
-    def _look_up(self, name: str, at: str) -> str | None:
+    def _look_up(self, name: str, at: str) -> tuple[str | None, str | None]:
         name = name.replace("\\", "/")
         if name.startswith(("http://", "https://")):
-            return None
-        tries = [name]
-        # a snippet's section or line range (`errors.md:fix`, `errors.md:3:9`), when the name
-        # with it is no file
-        base, _, _ = name.partition(":")
+            return None, None
+        found = self.tree.locate(name, at)
+        if found is not None:
+            return found, None
+        # a snippet's section or lines (`errors.md:fix`, `errors.md:3:9`), when the name with
+        # them is no file
+        m = _SNIPPET_FILE.match(name)
+        base = m.group(1).strip() if m else ""
         if base and base != name:
-            tries.append(base)
-        for candidate in tries:
-            found = self.tree.locate(candidate, at)
+            found = self.tree.locate(base, at)
             if found is not None:
-                return found
-        return None
+                return found, name[len(m.group(1)):] if m else None
+        return None, None
 
     def _read(self, key: str, room: int) -> str | None:
         data = self.tree.read(key, room)

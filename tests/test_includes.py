@@ -84,8 +84,43 @@ def test_snippets_lines_and_blocks_are_read_and_an_escaped_one_is_not(tmp_path: 
     })
     included = _included(build_index([docs], tmp_path / "x.db").out)
     assert included["a.md", "One"] == "alpha words\n"
-    assert included["a.md", "Block"] == "bravo words\n\ncharlie words\n"  # the :4:9 suffix reads it whole
+    assert included["a.md", "Block"] == "bravo words\n"  # three.md has no line 4: the site shows nothing of it
     assert included["a.md", "Escaped"] is None
+
+
+STEPS = "".join(f"step {n}\n" for n in range(1, 11))
+SECTIONS = """\
+# Shared steps
+
+--8<-- [start:install]
+install the kiln
+--8<-- [start:inner]
+fire it once
+--8<-- [end:inner]
+--8<-- [end:install]
+;--8<-- [start:shown]
+the end
+"""
+
+
+@pytest.mark.parametrize(("directive", "shown"), [
+    ('--8<-- "steps.md:3:5"', "step 3\nstep 4\nstep 5"),
+    ('--8<-- "steps.md:9"', "step 9\nstep 10\n"),  # line 9 to the end
+    ('--8<-- "steps.md::2"', "step 1\nstep 2"),
+    ('--8<-- "steps.md:-2:"', "step 10\n"),  # from the end: the empty line after the last newline counts
+    ('--8<-- "steps.md:1:1,4:4"', "step 1\nstep 4"),
+    ('--8<-- "steps.md:40:50"', None),  # past the end: nothing shown
+    ("{!steps.md!lines=2 7-8 1}", "step 2\nstep 7\nstep 8\nstep 1"),
+    ('--8<-- "shared.md:install"', "install the kiln\nfire it once"),  # the section, less inner marks
+    ('--8<-- "shared.md:inner"', "fire it once"),
+    ('--8<-- "shared.md:missing"', None),
+    ('--8<-- "shared.md"', "# Shared steps\n\ninstall the kiln\nfire it once\n--8<-- [start:shown]\nthe end\n"),
+])
+def test_a_snippet_shows_the_lines_or_section_it_names(tmp_path: Path, directive: str, shown: str | None) -> None:
+    """As pymdownx.snippets and markdown-include show them: the lines (1-based, end included),
+    a section between its start and end lines, and no section's marks in a whole file."""
+    docs = _tree(tmp_path / "docs", {"a.md": f"# A\n\n{directive}\n", "steps.md": STEPS, "shared.md": SECTIONS})
+    assert _included(build_index([docs], tmp_path / "x.db").out)["a.md", "A"] == shown
 
 
 def test_names_are_read_from_the_root_the_file_or_the_roots_parent_and_never_outside(tmp_path: Path) -> None:
