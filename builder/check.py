@@ -24,7 +24,8 @@ RULES = {
     "unreadable": "error",          # not UTF-8, binary, bad front matter: the build would fail
     "broken-link": "error",         # a relative link to a file that does not exist
     "broken-anchor": "error",       # a #fragment that no heading (or id=) in the target defines
-    "broken-include": "warning",    # an include directive ({!x.md!}, --8<--) naming no file the build reads
+    "broken-include": "warning",    # an include directive ({!x.md!}, --8<--) showing nothing: no file the build
+                                    # reads, or lines or a section the file has not
     "empty-file": "warning",
     "no-headings": "warning",       # the whole file is one section: search can only point at all of it
     "skipped-level": "warning",     # h2 → h4: outline and trail have a hole
@@ -161,7 +162,7 @@ def _include_problems(f: SourceFile, text: str) -> list[tuple[int, str]]:
     includes = Includes(include_root(f) or f.root, f.path, 0)
     out = []
     names: set[str] = set()
-    for offset, name, _ in directives(text):
+    for offset, name, lines in directives(text):
         line = text.count("\n", 0, offset) + 1
         names.add(name)
         if len(names) > MAX_NAMES:
@@ -172,6 +173,10 @@ def _include_problems(f: SourceFile, text: str) -> list[tuple[int, str]]:
             folder = f.top or f.root
             out.append((line, f"include of {name}: no file of that name below {folder.name or folder} to read, "
                               "so its text is not indexed here"))
+        elif includes.shows_nothing(name, lines, f.path):
+            asked = f"lines {lines.strip()}" if lines else "the lines or section named"
+            out.append((line, f"include of {name}: the file has not {asked}, "
+                              "so nothing of it is shown or indexed here"))
     return out
 
 

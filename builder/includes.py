@@ -275,6 +275,15 @@ class Includes:
             if depth < MAX_DEPTH and has_includes(data):
                 self._add(data, self.tree.below(found), seen | {found}, depth + 1, parts, files)
 
+    def shows_nothing(self, name: str, lines: str | None, at: str) -> bool:
+        """Whether the file a directive names is there but the lines or section it asks for are
+        not (the site shows nothing of it)."""
+        found, suffix = self._resolve(name, at)
+        if found is None or not (suffix or lines):
+            return False
+        data = self._read(found, MAX_BYTES)
+        return data is not None and not select(data, suffix, lines).strip()
+
     def find(self, name: str, at: str) -> str | None:
         """The key of the file `name` (written in the file `at`, relative to the root) names, as
         the sites look it up; None when there is none below the root, or when this document has

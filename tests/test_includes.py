@@ -243,6 +243,18 @@ def test_check_warns_of_an_include_the_build_cannot_read(tmp_path: Path) -> None
     assert "missing.md" in findings[0].message
 
 
+def test_check_warns_of_an_include_whose_lines_or_section_the_file_has_not(tmp_path: Path) -> None:
+    docs = _tree(tmp_path / "docs", {
+        "a.md": '# A\n\n--8<-- "steps.md:40:50"\n\n--8<-- "shared.md:nowhere"\n\n{!steps.md!lines=90}\n\n'
+                '--8<-- "steps.md:2:3"\n\n--8<-- "shared.md:install"\n',
+        "steps.md": STEPS, "shared.md": SECTIONS})
+    findings = [f for f in check_docs([docs])[0] if f.rule == "broken-include"]
+    assert [f.line for f in findings] == [3, 5, 7]
+    assert findings[0].message == ("include of steps.md:40:50: the file has not the lines or section named, so nothing "
+                                   "of it is shown or indexed here")
+    assert "has not lines 90" in findings[2].message
+
+
 def test_a_document_looks_up_a_bounded_number_of_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # 100,000 names of missing files took 3 s to look up; a page names a handful
     monkeypatch.setattr(mdfts.includes, "MAX_NAMES", 3)
