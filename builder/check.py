@@ -174,7 +174,7 @@ def _include_problems(f: SourceFile, text: str) -> list[tuple[int, str]]:
             out.append((line, f"include of {name}: no file of that name below {folder.name or folder} to read, "
                               "so its text is not indexed here"))
         elif includes.shows_nothing(name, lines, f.path):
-            asked = f"lines {lines.strip()}" if lines else "the lines or section named"
+            asked = f"lines {lines.strip()}" if isinstance(lines, str) else "the lines or text named"
             out.append((line, f"include of {name}: the file has not {asked}, "
                               "so nothing of it is shown or indexed here"))
     return out

@@ -1,7 +1,8 @@
 """Include directives: the text a docs site renders where a page names another file.
 
-MkDocs' markdown-include writes `{!docs/errors.md!}` and pymdownx.snippets `--8<-- "errors.md"`
-(or a block of file names between two `--8<--` lines); the site shows the named file's text in
+MkDocs' markdown-include writes `{!docs/errors.md!}`, pymdownx.snippets `--8<-- "errors.md"`
+(or a block of file names between two `--8<--` lines), Jekyll `{% include_relative errors.md %}`
+and MyST a fence whose info is `{include} errors.md`; the site shows the named file's text in
 their place. A section whose text is such a line holds, for a reader, what that file says, and
 search should find it there: `Includes.text()` gives the files' text for the index (its row of
 section_includes, read as `sections_full.included` and searched with the section's text). The
@@ -13,7 +14,8 @@ including file's folder, then the root's parent (a build of `docs/` whose pages 
 symbolic link, is left unread). A directive shows what the site shows of the file (`select`):
 a snippet's lines (`:3:9`, `:3`, `::9`, from the end when negative, several after commas) or
 section (`:install`, the lines between `--8<-- [start:install]` and `--8<-- [end:install]`),
-markdown-include's `lines=2 7-9`, else the whole file less its sections' start and end lines; a
+markdown-include's `lines=2 7-9`, a MyST include's `:start-line:`, `:end-line:`, `:start-after:`
+and `:end-before:`, else the whole file less its sections' start and end lines; a
 selection that shows nothing (lines past the end) counts as no include. Nested includes are
 read three deep; a file already on the way in is not read again (a cycle ends there). A
 document takes at most 16 times its own size of included text, at least 64 KiB and at most
@@ -54,18 +56,24 @@ _FENCE = re.compile(r"^[ \t]*(;*)-+8<-+[ \t]*$")
 # `--8<-- [start:install]` line and a `--8<-- [end:install]` line of the file
 _SNIPPET_FILE = re.compile(r"(?i)(.*?)(?:((?::-?[0-9]*){1,2}(?:(?:,(?=[-0-9:])-?[0-9]*)(?::-?[0-9]*)?)*)"
                            r"|:([a-z][-_0-9a-z]*))?$")
+# Jekyll's `{% include_relative x.md %}` (a Liquid variable for a name is not read)
+_JEKYLL = re.compile(r"\{%-?[ \t]*include_relative[ \t]+([^\s%{}]+)[^%}\r\n]*?-?%\}")
+# MyST's include directive (Sphinx, Jupyter Book): a fence of backticks, tildes or colons whose
+# info is `{include} name`, then its options, a `:name: value` a line
+_MYST = re.compile(r"^[ \t]*(?:`{3,}|~{3,}|:{3,})[ \t]*\{include\}[ \t]+(\S[^\r\n]*?)[ \t]*$")
+_MYST_OPTION = re.compile(r"^[ \t]*:([a-z-]+):[ \t]*([^\r\n]*?)[ \t]*$")
 # a section's start or end line; those lines are not shown
 _SECTION_MARK = re.compile(r"(?i)^.*?(;*)-+8<-+[ \t]+\[[ \t]*(start|end)[ \t]*:[ \t]*([a-z][-_0-9a-z]*)[ \t]*\].*$")
 
 
 def has_includes(text: str) -> bool:
     """Whether `text` may hold a directive (a cheap test before any parsing)."""
-    return "{!" in text or "8<-" in text
+    return "{!" in text or "8<-" in text or "include_relative" in text or "{include}" in text
 
 
 def may_include(data: bytes) -> bool:
     """has_includes for a file's bytes."""
-    return b"{!" in data or b"8<-" in data
+    return b"{!" in data or b"8<-" in data or b"include_relative" in data or b"{include}" in data
 
 
 def names(text: str) -> list[str]:
@@ -73,27 +81,44 @@ def names(text: str) -> list[str]:
     return [name for _, name, _ in directives(text)]
 
 
-def directives(text: str) -> list[tuple[int, str, str | None]]:
-    """Each directive's (offset in `text`, file name, markdown-include's lines= selection or
-    None), in the order they stand."""
-    found: list[tuple[int, str, str | None]] = [(m.start(), m.group(1), m.group(2)) for m in _MKDOCS.finditer(text)]
+# What a directive shows of its file, besides a snippet name's suffix: markdown-include's lines=
+# ("2 7-9"), or a MyST include's options ({"start-line": "2", "end-before": "<!-- end -->"})
+Pick = str | dict[str, str] | None
+
+
+def directives(text: str) -> list[tuple[int, str, Pick]]:
+    """Each directive's (offset in `text`, file name, Pick), in the order they stand."""
+    found: list[tuple[int, str, Pick]] = [(m.start(), m.group(1), m.group(2)) for m in _MKDOCS.finditer(text)]
     found += [(m.start(), m.group(2) or m.group(3), None) for m in _SNIPPET.finditer(text) if not m.group(1)]
-    if "8<-" in text:
+    if "include_relative" in text:
+        found += [(m.start(), m.group(1), None) for m in _JEKYLL.finditer(text)]
+    if "8<-" in text or "{include}" in text:
         offset, block, escaped = 0, False, False
+        myst: dict[str, str] | None = None  # the options of the MyST include just opened
         for line in text.splitlines(keepends=True):
             fence = _FENCE.match(line)
+            option = _MYST_OPTION.match(line) if myst is not None else None
+            if myst is not None and option is not None:
+                myst[option.group(1)] = option.group(2)
+            else:
+                opened = _MYST.match(line) if "{include}" in line else None
+                myst = {} if opened is not None else None
+                if opened is not None and myst is not None:
+                    found.append((offset, opened.group(1), myst))  # (its options fill in below)
             if fence:
                 block, escaped = not block, bool(fence.group(1))
             elif block and not escaped and line.strip() and not line.lstrip().startswith(";"):
                 found.append((offset, line.strip(), None))
             offset += len(line)
-    return sorted(found)
+    return sorted(found, key=lambda d: d[0])
 
 
-def select(text: str, suffix: str | None, lines: str | None) -> str:
+def select(text: str, suffix: str | None, lines: Pick) -> str:
     """The part of an included file's `text` a directive shows: a snippet's `suffix` (see
-    _SNIPPET_FILE; its colon first) or markdown-include's `lines`; the whole text less any
-    section's start and end lines when it names none."""
+    _SNIPPET_FILE; its colon first), markdown-include's `lines` or a MyST include's options
+    (`lines` a dict); the whole text less any section's start and end lines when it names none."""
+    if isinstance(lines, dict):
+        return _myst(text, lines)
     rows = text.split("\n")
     if lines is not None and lines.strip():
         picked: list[str] = []
@@ -116,6 +141,26 @@ def select(text: str, suffix: str | None, lines: str | None) -> str:
     if "8<-" not in text:
         return text
     return "\n".join(shown for shown, _ in map(_mark, rows) if shown is not None)
+
+
+def _myst(text: str, options: dict[str, str]) -> str:
+    """What a MyST include shows, as docutils reads its options: start-line and end-line (0-based,
+    the end's line not shown), then the text after start-after's first place and before
+    end-before's (none of it when the file does not hold the text: the site's build fails)."""
+    def line(name: str) -> int | None:
+        value = options.get(name, "").strip()
+        return int(value) if value.lstrip("-").isdigit() else None
+
+    if line("start-line") is not None or line("end-line") is not None:
+        text = "".join(text.splitlines(keepends=True)[line("start-line"):line("end-line")])
+    after, before = options.get("start-after"), options.get("end-before")
+    if after:
+        at = text.find(after)
+        text = "" if at < 0 else text[at + len(after):]
+    if before:
+        at = text.find(before)
+        text = "" if at < 0 else text[:at]
+    return text
 
 
 def _mark(row: str) -> tuple[str | None, re.Match[str] | None]:
@@ -275,7 +320,7 @@ class Includes:
             if depth < MAX_DEPTH and has_includes(data):
                 self._add(data, self.tree.below(found), seen | {found}, depth + 1, parts, files)
 
-    def shows_nothing(self, name: str, lines: str | None, at: str) -> bool:
+    def shows_nothing(self, name: str, lines: Pick, at: str) -> bool:
         """Whether the file a directive names is there but the lines or section it asks for are
         not (the site shows nothing of it)."""
         found, suffix = self._resolve(name, at)

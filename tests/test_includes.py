@@ -104,6 +104,24 @@ the end
 
 
 @pytest.mark.parametrize(("directive", "shown"), [
+    ("{% include_relative steps.md %}", STEPS),
+    ("{%- include_relative parts/one.md -%}", "alpha words\n"),  # from the page's folder
+    ("{% include_relative {{ page.part }} %}", None),  # a Liquid variable: not read
+    ("```{include} steps.md\n```", STEPS),
+    ("```{include} steps.md\n:start-line: 2\n:end-line: 4\n```", "step 3\nstep 4\n"),  # 0-based, end not shown
+    (":::{include} steps.md\n:start-after: step 8\n:::", "\nstep 9\nstep 10\n"),
+    ("~~~{include} steps.md\n:end-before: step 2\n~~~", "step 1\n"),
+    ("```{include} steps.md\n:start-after: no such text\n```", None),
+])
+def test_jekyll_and_myst_includes_are_read(tmp_path: Path, directive: str, shown: str | None) -> None:
+    """Jekyll's include_relative and MyST's include directive (start-line, end-line, start-after,
+    end-before as docutils reads them) are read as the other directives are."""
+    docs = _tree(tmp_path / "docs", {"guide/a.md": f"# A\n\n{directive}\n", "guide/parts/one.md": "alpha words\n",
+                                     "steps.md": STEPS})
+    assert _included(build_index([docs], tmp_path / "x.db").out)["guide/a.md", "A"] == shown
+
+
+@pytest.mark.parametrize(("directive", "shown"), [
     ('--8<-- "steps.md:3:5"', "step 3\nstep 4\nstep 5"),
     ('--8<-- "steps.md:9"', "step 9\nstep 10\n"),  # line 9 to the end
     ('--8<-- "steps.md::2"', "step 1\nstep 2"),
@@ -250,7 +268,7 @@ def test_check_warns_of_an_include_whose_lines_or_section_the_file_has_not(tmp_p
         "steps.md": STEPS, "shared.md": SECTIONS})
     findings = [f for f in check_docs([docs])[0] if f.rule == "broken-include"]
     assert [f.line for f in findings] == [3, 5, 7]
-    assert findings[0].message == ("include of steps.md:40:50: the file has not the lines or section named, so nothing "
+    assert findings[0].message == ("include of steps.md:40:50: the file has not the lines or text named, so nothing "
                                    "of it is shown or indexed here")
     assert "has not lines 90" in findings[2].message
 
