@@ -60,10 +60,14 @@ _SNIPPET_FILE = re.compile(r"(?i)(.*?)(?:((?::-?[0-9]*){1,2}(?:(?:,(?=[-0-9:])-?
 _JEKYLL = re.compile(r"\{%-?[ \t]*include_relative[ \t]+([^\s%{}]+)[^%}\r\n]*?-?%\}")
 # MyST's include directive (Sphinx, Jupyter Book): a fence of backticks, tildes or colons whose
 # info is `{include} name`, then its options, a `:name: value` a line
-_MYST = re.compile(r"^[ \t]*(?:`{3,}|~{3,}|:{3,})[ \t]*\{include\}[ \t]+(\S[^\r\n]*?)[ \t]*$")
-_MYST_OPTION = re.compile(r"^[ \t]*:([a-z-]+):[ \t]*([^\r\n]*?)[ \t]*$")
-# a section's start or end line; those lines are not shown
-_SECTION_MARK = re.compile(r"(?i)^.*?(;*)-+8<-+[ \t]+\[[ \t]*(start|end)[ \t]*:[ \t]*([a-z][-_0-9a-z]*)[ \t]*\].*$")
+# (the name and an option's value are stripped in Python: a lazy group before `[ \t]*$` is
+# quadratic in a run of spaces)
+_MYST = re.compile(r"^[ \t]*(?:`{3,}|~{3,}|:{3,})[ \t]*\{include\}[ \t]+(\S[^\r\n]*)")
+_MYST_OPTION = re.compile(r"^[ \t]*:([a-z-]+):([^\r\n]*)")
+# a section's start or end line (`--8<-- [start:install]`; those lines are not shown), found from
+# its 8< (a pattern that starts with the line's dashes is quadratic in a run of them); _mark
+# reads the `;` that escapes it before the dashes
+_SECTION_MARK = re.compile(r"(?i)(?<=-)8<-+[ \t]+\[[ \t]*(start|end)[ \t]*:[ \t]*([a-z][-_0-9a-z]*)[ \t]*\]")
 
 
 def has_includes(text: str) -> bool:
@@ -99,12 +103,12 @@ def directives(text: str) -> list[tuple[int, str, Pick]]:
             fence = _FENCE.match(line)
             option = _MYST_OPTION.match(line) if myst is not None else None
             if myst is not None and option is not None:
-                myst[option.group(1)] = option.group(2)
+                myst[option.group(1)] = option.group(2).strip()
             else:
                 opened = _MYST.match(line) if "{include}" in line else None
                 myst = {} if opened is not None else None
                 if opened is not None and myst is not None:
-                    found.append((offset, opened.group(1), myst))  # (its options fill in below)
+                    found.append((offset, opened.group(1).rstrip(), myst))  # (its options fill in below)
             if fence:
                 block, escaped = not block, bool(fence.group(1))
             elif block and not escaped and line.strip() and not line.lstrip().startswith(";"):
@@ -166,10 +170,13 @@ def _myst(text: str, options: dict[str, str]) -> str:
 def _mark(row: str) -> tuple[str | None, re.Match[str] | None]:
     """A row as shown (None: a section's start or end line, not shown; an escaped one loses its
     `;`), and its match when it is such a line."""
-    m = _SECTION_MARK.match(row) if "8<-" in row else None
+    m = _SECTION_MARK.search(row) if "8<-" in row else None
     if m is None:
         return row, None
-    return (row[:m.start(1)] + row[m.start(1) + 1:], None) if m.group(1) else (None, m)
+    dashes = len(row[:m.start()].rstrip("-"))  # where the dashes before the 8< start
+    if row[:dashes].endswith(";"):
+        return row[:dashes - 1] + row[dashes:], None
+    return None, m
 
 
 def _section(rows: list[str], name: str) -> str:
@@ -179,8 +186,8 @@ def _section(rows: list[str], name: str) -> str:
     for row in rows:
         shown, m = _mark(row)
         if m is not None:
-            if m.group(3) == name:
-                if m.group(2).lower() == "end":
+            if m.group(2) == name:
+                if m.group(1).lower() == "end":
                     if inside:
                         break
                     return ""  # an end before its start: pymdownx stops there

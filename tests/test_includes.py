@@ -359,3 +359,18 @@ def test_with_several_sources_each_reads_only_below_its_own_folder(tmp_path: Pat
     broken = [f for f in findings if f.rule == "broken-include"]
     assert [(f.path.rsplit("/", 1)[-1], f.line) for f in broken] == [("a.md", 5), ("a.md", 9)]
     assert "below kiln to read" in broken[0].message
+
+
+def test_hostile_lines_do_not_freeze_the_build(tmp_path: Path) -> None:
+    """A line of a million dashes before an 8< (a section mark's pattern used to backtrack over
+    them from each one: ~4 minutes), and MyST include and option lines with a million spaces in
+    them: the build reads them in a moment, not minutes (the subprocess's timeout fails the test)."""
+    spaces = " " * 1_000_000
+    docs = _tree(tmp_path / "docs", {
+        "a.md": f"# A\n\n--8<-- \"dashes.md\"\n\n```{{include}} steps.md{spaces}x\n:start-after:{spaces}y\n```\n",
+        "dashes.md": "-" * 1_000_000 + "8<- x\n", "steps.md": STEPS})
+    out = tmp_path / "x.db"
+    done = subprocess.run([sys.executable, "-m", "mdfts", "build", str(docs), "-o", str(out), "-q"],
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert _included(out)["a.md", "A"] == "-" * 1_000_000 + "8<- x\n"
