@@ -51,11 +51,11 @@ _MKDOCS = re.compile(r"\{!\s*([^!{}\r\n]+?)\s*!(?:lines=([0-9 -]*))?\}")
 # block form: a bare `--8<--` line, names one a line, a bare `--8<--` line
 _SNIPPET = re.compile(r"""^[ \t]*(;*)-+8<-+[ \t]+(?:"([^"\r\n]+)"|'([^'\r\n]+)')[ \t]*$""", re.M)
 _FENCE = re.compile(r"^[ \t]*(;*)-+8<-+[ \t]*$")
-# A snippet name's suffix, as pymdownx.snippets reads it: lines (`:3:9`, `:3`, `::9`, negative
-# from the end, several after commas: `:1:3,7:9`) or a section (`:install`), the lines between a
-# `--8<-- [start:install]` line and a `--8<-- [end:install]` line of the file
-_SNIPPET_FILE = re.compile(r"(?i)(.*?)(?:((?::-?[0-9]*){1,2}(?:(?:,(?=[-0-9:])-?[0-9]*)(?::-?[0-9]*)?)*)"
-                           r"|:([a-z][-_0-9a-z]*))?$")
+# A snippet name's section suffix (`:install`: the lines between a `--8<-- [start:install]` line
+# and a `--8<-- [end:install]` line of the file); its lines suffix is read by _suffix_at
+_SECTION_NAME = re.compile(r"(?i)[a-z][-_0-9a-z]*")
+_LINE_CHARS = frozenset("-0123456789:,")
+_INTEGER = re.compile(r"-?[0-9]+")
 # Jekyll's `{% include_relative x.md %}` (a Liquid variable for a name is not read)
 _JEKYLL = re.compile(r"\{%-?[ \t]*include_relative[ \t]+([^\s%{}]+)[^%}\r\n]*?-?%\}")
 # MyST's include directive (Sphinx, Jupyter Book): a fence of backticks, tildes or colons whose
@@ -119,7 +119,7 @@ def directives(text: str) -> list[tuple[int, str, Pick]]:
 
 def select(text: str, suffix: str | None, lines: Pick) -> str:
     """The part of an included file's `text` a directive shows: a snippet's `suffix` (see
-    _SNIPPET_FILE; its colon first), markdown-include's `lines` or a MyST include's options
+    _suffix_at; its colon first), markdown-include's `lines` or a MyST include's options
     (`lines` a dict); the whole text less any section's start and end lines when it names none."""
     if isinstance(lines, dict):
         return _myst(text, lines)
@@ -137,7 +137,7 @@ def select(text: str, suffix: str | None, lines: Pick) -> str:
         picked = []
         for span in suffix[1:].split(","):
             start, _, end = span.partition(":")
-            a, b = int(start) if start.lstrip("-").isdigit() else None, int(end) if end.lstrip("-").isdigit() else None
+            a, b = int(start) if _INTEGER.fullmatch(start) else None, int(end) if _INTEGER.fullmatch(end) else None
             a = None if a is None else max(len(rows) + a, 0) if a < 0 else max(a - 1, 0)
             b = None if b is None else max(len(rows) + 1 + b, 0) if b < 0 else b
             picked += rows[a:b]
@@ -147,13 +147,51 @@ def select(text: str, suffix: str | None, lines: Pick) -> str:
     return "\n".join(shown for shown, _ in map(_mark, rows) if shown is not None)
 
 
+def _suffix_at(name: str) -> int | None:
+    """Where a snippet name's suffix starts (None: it has none), as pymdownx.snippets' pattern
+    `(.*?)(?:LINES|:SECTION)?$` finds it, the earliest place from which the rest is one: LINES
+    one or two `:number`s, then `,number` or `,number:number` groups (a number: an optional -
+    and digits, maybe none; a comma followed by one of -0-9:). Read from the right in linear
+    time: that pattern backtracks quadratically in a long run of groups."""
+    section = name.rfind(":")
+    first = section if section >= 0 and _SECTION_NAME.fullmatch(name, section + 1) else None
+    tail = len(name)
+    while tail > 0 and name[tail - 1] in _LINE_CHARS:
+        tail -= 1
+    if ":" not in name[tail:]:
+        return first
+    # groups[i]: name[i:] (i a comma, or the end) is a run of comma groups
+    groups = {len(name): True}
+    for i in range(len(name) - 1, tail - 1, -1):
+        if name[i] == "," and i + 1 < len(name) and name[i + 1] in "-0123456789:":
+            j = _number(name, i + 1)
+            if j < len(name) and name[j] == ":":
+                j = _number(name, j + 1)
+            groups[i] = groups.get(j, False)
+    for p in range(tail, len(name)):
+        if name[p] == ":":
+            j = _number(name, p + 1)
+            if groups.get(j, False) or (j < len(name) and name[j] == ":" and groups.get(_number(name, j + 1), False)):
+                return p if first is None else min(p, first)
+    return first
+
+
+def _number(name: str, i: int) -> int:
+    """Where an optional - and digits from `i` end."""
+    if i < len(name) and name[i] == "-":
+        i += 1
+    while i < len(name) and name[i] in "0123456789":
+        i += 1
+    return i
+
+
 def _myst(text: str, options: dict[str, str]) -> str:
     """What a MyST include shows, as docutils reads its options: start-line and end-line (0-based,
     the end's line not shown), then the text after start-after's first place and before
     end-before's (none of it when the file does not hold the text: the site's build fails)."""
     def line(name: str) -> int | None:
         value = options.get(name, "").strip()
-        return int(value) if value.lstrip("-").isdigit() else None
+        return int(value) if _INTEGER.fullmatch(value) else None
 
     if line("start-line") is not None or line("end-line") is not None:
         text = "".join(text.splitlines(keepends=True)[line("start-line"):line("end-line")])
@@ -358,12 +396,12 @@ class Includes:
             return found, None
         # a snippet's section or lines (`errors.md:fix`, `errors.md:3:9`), when the name with
         # them is no file
-        m = _SNIPPET_FILE.match(name)
-        base = m.group(1).strip() if m else ""
-        if base and base != name:
+        at_suffix = _suffix_at(name)
+        base = name[:at_suffix].strip() if at_suffix is not None else ""
+        if base:
             found = self.tree.locate(base, at)
             if found is not None:
-                return found, name[len(m.group(1)):] if m else None
+                return found, name[at_suffix:]
         return None, None
 
     def _read(self, key: str, room: int) -> str | None:

@@ -363,11 +363,15 @@ def test_with_several_sources_each_reads_only_below_its_own_folder(tmp_path: Pat
 
 def test_hostile_lines_do_not_freeze_the_build(tmp_path: Path) -> None:
     """A line of a million dashes before an 8< (a section mark's pattern used to backtrack over
-    them from each one: ~4 minutes), and MyST include and option lines with a million spaces in
-    them: the build reads them in a moment, not minutes (the subprocess's timeout fails the test)."""
+    them from each one: ~4 minutes), MyST include and option lines with a million spaces in them,
+    and a snippet name of 200,000 line groups that are no suffix (pymdownx's pattern for it is
+    quadratic: 8.6 ms at 1,000 characters): the build reads them in a moment, not minutes or
+    hours (the subprocess's timeout fails the test)."""
     spaces = " " * 1_000_000
+    groups = ":1,1" * 200_000 + ","
     docs = _tree(tmp_path / "docs", {
-        "a.md": f"# A\n\n--8<-- \"dashes.md\"\n\n```{{include}} steps.md{spaces}x\n:start-after:{spaces}y\n```\n",
+        "a.md": f"# A\n\n--8<-- \"dashes.md\"\n\n```{{include}} steps.md{spaces}x\n:start-after:{spaces}y\n```\n"
+                f"\n--8<-- \"steps.md{groups}\"\n",
         "dashes.md": "-" * 1_000_000 + "8<- x\n", "steps.md": STEPS})
     out = tmp_path / "x.db"
     done = subprocess.run([sys.executable, "-m", "mdfts", "build", str(docs), "-o", str(out), "-q"],
