@@ -378,3 +378,20 @@ def test_hostile_lines_do_not_freeze_the_build(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stderr) == (0, "")
     assert _included(out)["a.md", "A"] == "-" * 1_000_000 + "8<- x\n"
+
+
+def test_a_snippet_suffix_is_found_where_pymdownx_finds_it() -> None:
+    """_suffix_at against pymdownx.snippets' own pattern (RE_SNIPPET_FILE), on names short enough
+    for that pattern to be quick: the same place, or none, for every one."""
+    import random
+    import re
+
+    pattern = re.compile(r"(?i)(.*?)(?:((?::-?[0-9]*){1,2}(?:(?:,(?=[-0-9:])-?[0-9]*)(?::-?[0-9]*)?)*)"
+                         r"|(:[a-z][-_0-9a-z]*))?$")
+    rng = random.Random(7)
+    for _ in range(20_000):
+        name = "".join(rng.choice("ab.-:,01:,9-_Z/") for _ in range(rng.randint(0, 14)))
+        m = pattern.match(name)
+        assert m is not None
+        expected = len(m.group(1)) if m.group(2) or m.group(3) else None
+        assert mdfts.includes._suffix_at(name) == expected, name
