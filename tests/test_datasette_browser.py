@@ -161,6 +161,11 @@ class Browser:
         return WebDriverWait(self.driver, 20).until(
             expected_conditions.presence_of_element_located((By.CSS_SELECTOR, css)))
 
+    def wait_gone(self, element: Any) -> None:
+        """Until `element` (of the page before a submit) is no longer in the page: the next one
+        has replaced it, and what the old page showed cannot be read as the new one's."""
+        WebDriverWait(self.driver, 20).until(expected_conditions.staleness_of(element))
+
 
 @pytest.fixture(scope="module", params=SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 def browser(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
@@ -512,7 +517,9 @@ def test_a_bad_limit_is_said_once_and_not_carried_to_the_next_search(long_server
     assert browser.wait_for(".mdfts-card-title a").text.startswith("Kafka note")
     assert browser.find_all(".message-error") == []
     browser.get(f"{long_server}/{LONG}/search?q=kafka&limit=3")
+    before = browser.find("html")  # (this page has cards too: wait_for would find them)
     browser.find("#mdfts-q").send_keys(" lag", Keys.ENTER)
+    browser.wait_gone(before)
     browser.wait_for(".mdfts-card")
     assert "limit=3" in browser.driver.current_url and len(browser.find_all(".mdfts-card")) == 3
 
