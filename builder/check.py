@@ -162,7 +162,7 @@ def _include_problems(f: SourceFile, text: str) -> list[tuple[int, str]]:
     includes = Includes(include_root(f) or f.root, f.path, 0)
     out = []
     names: set[str] = set()
-    for offset, name, lines in directives(text):
+    for offset, name, pick in directives(text):
         line = text.count("\n", 0, offset) + 1
         names.add(name)
         if len(names) > MAX_NAMES:
@@ -173,8 +173,8 @@ def _include_problems(f: SourceFile, text: str) -> list[tuple[int, str]]:
             folder = f.top or f.root
             out.append((line, f"include of {name}: no file of that name below {folder.name or folder} to read, "
                               "so its text is not indexed here"))
-        elif includes.shows_nothing(name, lines, f.path):
-            asked = f"lines {lines.strip()}" if isinstance(lines, str) else "the lines or text named"
+        elif includes.shows_nothing(name, pick, f.path):
+            asked = f"lines {pick.strip()}" if isinstance(pick, str) else "the lines or text named"
             out.append((line, f"include of {name}: the file has not {asked}, "
                               "so nothing of it is shown or indexed here"))
     return out

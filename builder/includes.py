@@ -117,16 +117,16 @@ def directives(text: str) -> list[tuple[int, str, Pick]]:
     return sorted(found, key=lambda d: d[0])
 
 
-def select(text: str, suffix: str | None, lines: Pick) -> str:
+def select(text: str, suffix: str | None, pick: Pick) -> str:
     """The part of an included file's `text` a directive shows: a snippet's `suffix` (see
-    _suffix_at; its colon first), markdown-include's `lines` or a MyST include's options
-    (`lines` a dict); the whole text less any section's start and end lines when it names none."""
-    if isinstance(lines, dict):
-        return _myst(text, lines)
+    _suffix_at; its colon first), markdown-include's lines or a MyST include's options (`pick`);
+    the whole text less any section's start and end lines when it names none."""
+    if isinstance(pick, dict):
+        return _myst(text, pick)
     rows = text.split("\n")
-    if lines is not None and lines.strip():
+    if pick is not None and pick.strip():
         picked: list[str] = []
-        for part in lines.split():
+        for part in pick.split():
             first, _, last = part.partition("-")
             if first.isdigit() and (not last or last.isdigit()):
                 picked += rows[max(int(first) - 1, 0):int(last or first)]
@@ -249,7 +249,7 @@ class Folder:
         return self._inside(os.path.join(self.base, path)) or ""
 
     def of(self, path: str) -> str:
-        """The path below the root of the document the index names `path`."""
+        """The `at` (see locate) of the document the index names `path`."""
         return path
 
     def locate(self, name: str, at: str) -> str | None:
@@ -274,10 +274,11 @@ class Folder:
             return None
 
     def below(self, key: str) -> str:
-        """The file's path as the index names its document (from base, "/" separators)."""
+        """The file's `at` (see locate), for the directives it holds: its path from base."""
         return os.path.relpath(key, self.base).replace(os.sep, "/")
 
     def path(self, key: str) -> str:
+        """The file's path as the index names its document."""
         return self.below(key)
 
 
@@ -343,18 +344,18 @@ class Includes:
         return ("\n".join(parts), tuple(files)) if parts else None
 
     def _add(self, text: str, at: str, seen: set[str], depth: int, parts: list[str], files: list[str]) -> None:
-        for _, name, lines in directives(text):
+        for _, name, pick in directives(text):
             if self.room <= 0:
                 return
             found, suffix = self._resolve(name, at)
             if found is None or found in seen:
                 continue
             # (a selection may stand past the room's bytes of a big file: it reads up to MAX_BYTES)
-            data = self._read(found, MAX_BYTES if suffix or lines else self.room)
+            data = self._read(found, MAX_BYTES if suffix or pick else self.room)
             if data is None:
                 continue
-            data = select(data, suffix, lines)
-            if (suffix or lines) and not data.strip():
+            data = select(data, suffix, pick)
+            if (suffix or pick) and not data.strip():
                 continue  # (lines past the file's end, a section it does not hold: the site shows nothing)
             data = data.encode("utf-8", "surrogatepass")[:self.room].decode("utf-8", "ignore")
             self.room -= len(data.encode("utf-8", "surrogatepass"))
@@ -365,14 +366,14 @@ class Includes:
             if depth < MAX_DEPTH and has_includes(data):
                 self._add(data, self.tree.below(found), seen | {found}, depth + 1, parts, files)
 
-    def shows_nothing(self, name: str, lines: Pick, at: str) -> bool:
+    def shows_nothing(self, name: str, pick: Pick, at: str) -> bool:
         """Whether the file a directive names is there but the lines or section it asks for are
         not (the site shows nothing of it)."""
         found, suffix = self._resolve(name, at)
-        if found is None or not (suffix or lines):
+        if found is None or not (suffix or pick):
             return False
         data = self._read(found, MAX_BYTES)
-        return data is not None and not select(data, suffix, lines).strip()
+        return data is not None and not select(data, suffix, pick).strip()
 
     def find(self, name: str, at: str) -> str | None:
         """The key of the file `name` (written in the file `at`, relative to the root) names, as
