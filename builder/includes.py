@@ -2,11 +2,12 @@
 
 MkDocs' markdown-include writes `{!docs/errors.md!}`, pymdownx.snippets `--8<-- "errors.md"`
 (or a block of file names between two `--8<--` lines), Jekyll `{% include_relative errors.md %}`
-and MyST a fence whose info is `{include} errors.md`; the site shows the named file's text in
-their place. A section whose text is such a line holds, for a reader, what that file says, and
-search should find it there: `Includes.text()` gives the files' text for the index (its row of
-section_includes, read as `sections_full.included` and searched with the section's text). The
-section's body stays as written, with its line numbers.
+and MyST a fence whose info is `{include} errors.md` (or `{literalinclude} example.yaml`, shown
+as code); the site shows the named file's text in their place. A section whose text is such a
+line holds, for a reader, what that file says, and search should find it there:
+`Includes.text()` gives the files' text for the index (its row of section_includes, read as
+`sections_full.included` and searched with the section's text). The section's body stays as
+written, with its line numbers.
 
 A name is looked up as the sites do, from the project's folder: the source root, then the
 including file's folder, then the root's parent (a build of `docs/` whose pages name
@@ -15,8 +16,9 @@ symbolic link, is left unread). A directive shows what the site shows of the fil
 a snippet's lines (`:3:9`, `:3`, `::9`, from the end when negative, several after commas) or
 section (`:install`, the lines between `--8<-- [start:install]` and `--8<-- [end:install]`),
 markdown-include's `lines=2 7-9`, a MyST include's `:start-line:`, `:end-line:`, `:start-after:`
-and `:end-before:`, else the whole file less its sections' start and end lines; a
-selection that shows nothing (lines past the end) counts as no include. Nested includes are
+and `:end-before:` (a literalinclude's `:lines:`, `:start-at:`, `:end-at:` ...), else the whole
+file less its sections' start and end lines; a selection that shows nothing (lines past the
+end) counts as no include. Nested includes are
 read three deep; a file already on the way in is not read again (a cycle ends there). A
 document takes at most 16 times its own size of included text, at least 64 KiB and at most
 1 MiB (its sections in order; what is left over is cut): a page of include lines cannot make the
@@ -35,6 +37,7 @@ import os
 import posixpath
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 MAX_DEPTH = 3
@@ -62,7 +65,7 @@ _JEKYLL = re.compile(r"\{%-?[ \t]*include_relative[ \t]+([^\s%{}]+)[^%}\r\n]*?-?
 # info is `{include} name`, then its options, a `:name: value` a line
 # (the name and an option's value are stripped in Python: a lazy group before `[ \t]*$` is
 # quadratic in a run of spaces)
-_MYST = re.compile(r"^[ \t]*(?:`{3,}|~{3,}|:{3,})[ \t]*\{include\}[ \t]+(\S[^\r\n]*)")
+_MYST = re.compile(r"^[ \t]*(?:`{3,}|~{3,}|:{3,})[ \t]*\{(include|literalinclude)\}[ \t]+(\S[^\r\n]*)")
 _MYST_OPTION = re.compile(r"^[ \t]*:([a-z-]+):([^\r\n]*)")
 # a section's start or end line (`--8<-- [start:install]`; those lines are not shown), found from
 # its 8< (a pattern that starts with the line's dashes is quadratic in a run of them); _mark
@@ -72,12 +75,12 @@ _SECTION_MARK = re.compile(r"(?i)(?<=-)8<-+[ \t]+\[[ \t]*(start|end)[ \t]*:[ \t]
 
 def has_includes(text: str) -> bool:
     """Whether `text` may hold a directive (a cheap test before any parsing)."""
-    return "{!" in text or "8<-" in text or "include_relative" in text or "{include}" in text
+    return "{!" in text or "8<-" in text or "include_relative" in text or "include}" in text
 
 
 def may_include(data: bytes) -> bool:
     """has_includes for a file's bytes."""
-    return b"{!" in data or b"8<-" in data or b"include_relative" in data or b"{include}" in data
+    return b"{!" in data or b"8<-" in data or b"include_relative" in data or b"include}" in data
 
 
 def names(text: str) -> list[str]:
@@ -85,9 +88,18 @@ def names(text: str) -> list[str]:
     return [name for _, name, _ in directives(text)]
 
 
+@dataclass(slots=True)
+class Myst:
+    """A MyST include (`literal`: a literalinclude, a file shown as code) and its options
+    ({"start-line": "2", "end-before": "<!-- end -->"})."""
+
+    literal: bool
+    options: dict[str, str]
+
+
 # What a directive shows of its file, besides a snippet name's suffix: markdown-include's lines=
-# ("2 7-9"), or a MyST include's options ({"start-line": "2", "end-before": "<!-- end -->"})
-Pick = str | dict[str, str] | None
+# ("2 7-9"), or a MyST include
+Pick = str | Myst | None
 
 
 def directives(text: str) -> list[tuple[int, str, Pick]]:
@@ -96,19 +108,19 @@ def directives(text: str) -> list[tuple[int, str, Pick]]:
     found += [(m.start(), m.group(2) or m.group(3), None) for m in _SNIPPET.finditer(text) if not m.group(1)]
     if "include_relative" in text:
         found += [(m.start(), m.group(1), None) for m in _JEKYLL.finditer(text)]
-    if "8<-" in text or "{include}" in text:
+    if "8<-" in text or "include}" in text:
         offset, block, escaped = 0, False, False
-        myst: dict[str, str] | None = None  # the options of the MyST include just opened
+        myst: Myst | None = None  # the MyST include just opened, its options read below it
         for line in text.splitlines(keepends=True):
             fence = _FENCE.match(line)
             option = _MYST_OPTION.match(line) if myst is not None else None
             if myst is not None and option is not None:
-                myst[option.group(1)] = option.group(2).strip()
+                myst.options[option.group(1)] = option.group(2).strip()
             else:
-                opened = _MYST.match(line) if "{include}" in line else None
-                myst = {} if opened is not None else None
+                opened = _MYST.match(line) if "include}" in line else None
+                myst = Myst(opened.group(1) == "literalinclude", {}) if opened is not None else None
                 if opened is not None and myst is not None:
-                    found.append((offset, opened.group(1).rstrip(), myst))  # (its options fill in below)
+                    found.append((offset, opened.group(2).rstrip(), myst))
             if fence:
                 block, escaped = not block, bool(fence.group(1))
             elif block and not escaped and line.strip() and not line.lstrip().startswith(";"):
@@ -121,8 +133,8 @@ def select(text: str, suffix: str | None, pick: Pick) -> str:
     """The part of an included file's `text` a directive shows: a snippet's `suffix` (see
     _suffix_at; its colon first), markdown-include's lines or a MyST include's options (`pick`);
     the whole text less any section's start and end lines when it names none."""
-    if isinstance(pick, dict):
-        return _myst(text, pick)
+    if isinstance(pick, Myst):
+        return _literal(text, pick.options) if pick.literal else _myst(text, pick.options)
     rows = text.split("\n")
     if pick is not None and pick.strip():
         picked: list[str] = []
@@ -203,6 +215,31 @@ def _myst(text: str, options: dict[str, str]) -> str:
         at = text.find(before)
         text = "" if at < 0 else text[:at]
     return text
+
+
+def _literal(text: str, options: dict[str, str]) -> str:
+    """What a MyST literalinclude shows, as Sphinx reads its options: from the first line holding
+    start-at (or after the one holding start-after), to the next one holding end-at (or before
+    end-before), then the 1-based `lines` of that ("1,3,5-10,20-"); nothing when a marker is
+    not there (Sphinx fails the page)."""
+    rows = text.splitlines(keepends=True)
+    for at, past in (("start-at", 0), ("start-after", 1), ("end-at", 1), ("end-before", 0)):
+        marker = options.get(at)
+        if not marker:
+            continue
+        found = next((i for i, row in enumerate(rows) if marker in row), None)
+        if found is None:
+            return ""
+        rows = rows[found + past:] if at.startswith("start") else rows[:found + past]
+    if options.get("lines", "").strip():
+        picked: list[str] = []
+        for part in options["lines"].split(","):
+            first, dash, last = part.strip().partition("-")
+            if _INTEGER.fullmatch(first or "1") and (not last or _INTEGER.fullmatch(last)):
+                end = int(last) if last else len(rows) if dash else int(first)
+                picked += rows[max(int(first or "1") - 1, 0):end]
+        rows = picked
+    return "".join(rows)
 
 
 def _mark(row: str) -> tuple[str | None, re.Match[str] | None]:

@@ -112,10 +112,15 @@ the end
     (":::{include} steps.md\n:start-after: step 8\n:::", "\nstep 9\nstep 10\n"),
     ("~~~{include} steps.md\n:end-before: step 2\n~~~", "step 1\n"),
     ("```{include} steps.md\n:start-after: no such text\n```", None),
+    ("```{literalinclude} steps.md\n:language: text\n:lines: 2,5-6,9-\n```", "step 2\nstep 5\nstep 6\nstep 9\nstep 10\n"),
+    ("```{literalinclude} steps.md\n:start-after: step 3\n:end-at: step 5\n```", "step 4\nstep 5\n"),  # by lines
+    ("```{literalinclude} steps.md\n:start-at: step 8\n:end-before: step 10\n:lines: 2\n```", "step 9\n"),
+    ("```{literalinclude} steps.md\n:end-before: step 99\n```", None),
 ])
 def test_jekyll_and_myst_includes_are_read(tmp_path: Path, directive: str, shown: str | None) -> None:
     """Jekyll's include_relative and MyST's include directive (start-line, end-line, start-after,
-    end-before as docutils reads them) are read as the other directives are."""
+    end-before as docutils reads them) and literalinclude (lines, start-at, start-after, end-at,
+    end-before as Sphinx reads them, by lines) are read as the other directives are."""
     docs = _tree(tmp_path / "docs", {"guide/a.md": f"# A\n\n{directive}\n", "guide/parts/one.md": "alpha words\n",
                                      "steps.md": STEPS})
     assert _included(build_index([docs], tmp_path / "x.db").out)["guide/a.md", "A"] == shown
