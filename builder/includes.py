@@ -36,7 +36,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -129,31 +129,23 @@ def directives(text: str) -> list[tuple[int, str, Pick]]:
     return sorted(found, key=lambda d: d[0])
 
 
-def select(text: str, suffix: str | None, pick: Pick) -> str:
+def select(text: str, suffix: str | None, pick: Pick, limit: int = MAX_BYTES) -> str:
     """The part of an included file's `text` a directive shows: a snippet's `suffix` (see
     _suffix_at; its colon first), markdown-include's lines or a MyST include's options (`pick`);
-    the whole text less any section's start and end lines when it names none."""
+    the whole text less any section's start and end lines when it names none. Lines named again
+    and again stop past `limit` characters (a 1 MB list of `1-99999` would be the file many
+    thousand times over)."""
     if isinstance(pick, Myst):
-        return _literal(text, pick.options) if pick.literal else _myst(text, pick.options)
+        return _literal(text, pick.options, limit) if pick.literal else _myst(text, pick.options)
     rows = text.split("\n")
     if pick is not None and pick.strip():
-        picked: list[str] = []
-        for part in pick.split():
-            first, _, last = part.partition("-")
-            if first.isdigit() and (not last or last.isdigit()):
-                picked += rows[max(int(first) - 1, 0):int(last or first)]
-        return "\n".join(picked)
+        return "\n".join(_gather((rows[max(int(first) - 1, 0):int(last or first)]
+                                  for first, _, last in (part.partition("-") for part in pick.split())
+                                  if first.isdigit() and (not last or last.isdigit())), limit))
     if suffix and suffix[1:2].isalpha():
         return _section(rows, suffix[1:])
     if suffix:
-        picked = []
-        for span in suffix[1:].split(","):
-            start, _, end = span.partition(":")
-            a, b = int(start) if _INTEGER.fullmatch(start) else None, int(end) if _INTEGER.fullmatch(end) else None
-            a = None if a is None else max(len(rows) + a, 0) if a < 0 else max(a - 1, 0)
-            b = None if b is None else max(len(rows) + 1 + b, 0) if b < 0 else b
-            picked += rows[a:b]
-        return "\n".join(picked)
+        return "\n".join(_gather((rows[slice(*_span(span, len(rows)))] for span in suffix[1:].split(",")), limit))
     if "8<-" not in text:
         return text
     return "\n".join(shown for shown, _ in map(_mark, rows) if shown is not None)
@@ -217,7 +209,28 @@ def _myst(text: str, options: dict[str, str]) -> str:
     return text
 
 
-def _literal(text: str, options: dict[str, str]) -> str:
+def _span(span: str, total: int) -> tuple[int | None, int | None]:
+    """A snippet's `start:end` (1-based, end shown, negative from the end) as a slice of `total` rows."""
+    start, _, end = span.partition(":")
+    a = int(start) if _INTEGER.fullmatch(start) else None
+    b = int(end) if _INTEGER.fullmatch(end) else None
+    return (None if a is None else max(total + a, 0) if a < 0 else max(a - 1, 0),
+            None if b is None else max(total + 1 + b, 0) if b < 0 else b)
+
+
+def _gather(parts: Iterable[list[str]], limit: int) -> list[str]:
+    """The rows of `parts`, one after the other, until they pass `limit` characters."""
+    picked: list[str] = []
+    size = 0
+    for rows in parts:
+        picked += rows
+        size += sum(map(len, rows))
+        if size > limit:
+            break
+    return picked
+
+
+def _literal(text: str, options: dict[str, str], limit: int) -> str:
     """What a MyST literalinclude shows, as Sphinx reads its options: from the first line holding
     start-at (or after the one holding start-after), to the next one holding end-at (or before
     end-before), then the 1-based `lines` of that ("1,3,5-10,20-"); nothing when a marker is
@@ -232,13 +245,10 @@ def _literal(text: str, options: dict[str, str]) -> str:
             return ""
         rows = rows[found + past:] if at.startswith("start") else rows[:found + past]
     if options.get("lines", "").strip():
-        picked: list[str] = []
-        for part in options["lines"].split(","):
-            first, dash, last = part.strip().partition("-")
-            if _INTEGER.fullmatch(first or "1") and (not last or _INTEGER.fullmatch(last)):
-                end = int(last) if last else len(rows) if dash else int(first)
-                picked += rows[max(int(first or "1") - 1, 0):end]
-        rows = picked
+        spans = (part.strip().partition("-") for part in options["lines"].split(","))
+        rows = _gather((rows[max(int(first or "1") - 1, 0):int(last) if last else len(rows) if dash else int(first)]
+                        for first, dash, last in spans
+                        if _INTEGER.fullmatch(first or "1") and (not last or _INTEGER.fullmatch(last))), limit)
     return "".join(rows)
 
 
@@ -391,7 +401,7 @@ class Includes:
             data = self._read(found, MAX_BYTES if suffix or pick else self.room)
             if data is None:
                 continue
-            data = select(data, suffix, pick)
+            data = select(data, suffix, pick, self.room)
             if (suffix or pick) and not data.strip():
                 continue  # (lines past the file's end, a section it does not hold: the site shows nothing)
             data = data.encode("utf-8", "surrogatepass")[:self.room].decode("utf-8", "ignore")

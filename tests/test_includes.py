@@ -400,3 +400,30 @@ def test_a_snippet_suffix_is_found_where_pymdownx_finds_it() -> None:
         assert m is not None
         expected = len(m.group(1)) if m.group(2) or m.group(3) else None
         assert mdfts.includes._suffix_at(name) == expected, name
+
+
+def test_lines_named_again_and_again_stop_at_the_documents_room(tmp_path: Path) -> None:
+    """A selection may name the same lines thousands of times: markdown-include's lines=, a
+    snippet's suffix, a literalinclude's :lines:. Each of the three below names a 200 KB file 5,000
+    times over (1 GB of text, and over 1 GB of peak memory, before); the build stops at the
+    document's room, and its peak memory stays that of a small build."""
+    big = "".join(f"{n:04d} " + "x" * 94 + "\n" for n in range(2_000))
+    again = " ".join(["1-2000"] * 5_000)
+    docs = _tree(tmp_path / "docs", {
+        "a.md": f"# A\n\n{{!big.md!lines={again}}}\n\n## B\n\n--8<-- \"big.md:" + ",".join(["1:2000"] * 5_000) + "\"\n\n"
+                "## C\n\n```{literalinclude} big.md\n:lines: " + ",".join(["1-2000"] * 5_000) + "\n```\n",
+        "big.md": big})
+    out = tmp_path / "x.db"
+    probe = ("import resource, subprocess, sys; "
+             "done = subprocess.run(sys.argv[1:], capture_output=True, text=True, timeout=120); "
+             "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    done = subprocess.run([sys.executable, "-c", probe, sys.executable, "-m", "mdfts", "build", str(docs), "-o", str(out),
+                           "-q"], capture_output=True, text=True, timeout=180)
+    code, peak_kb = map(int, done.stdout.split())
+    assert code == 0
+    assert peak_kb < 300 * 1024, f"peak RSS {peak_kb / 1024:.0f} MB"
+    included = _included(out)
+    # the document's room (16 times its size, at most 1 MiB) holds the first selection's
+    # first megabyte; the others get what is left of it
+    assert included["a.md", "A"].startswith(big[:1000]) and len(included["a.md", "A"]) <= (1 << 20)
+    assert sum(len(v or "") for v in included.values()) <= (1 << 20)
