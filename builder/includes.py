@@ -23,8 +23,9 @@ read three deep; a file already on the way in is not read again (a cycle ends th
 document takes at most 16 times its own size of included text, at least 64 KiB and at most
 1 MiB (its sections in order; what is left over is cut): a page of include lines cannot make the
 index grow by more than that; and a document's first MAX_NAMES distinct names are looked up, no
-more (a page names a handful; 100,000 names of missing files took 3 s). A name that cannot be
-read is left out, as the sites leave it (MkDocs warns; the page still renders).
+more (a page names a handful; 100,000 names of missing files took 3 s); and it reads at most
+READS bytes of them. A name that cannot be read is left out, as the sites leave it (MkDocs warns;
+the page still renders).
 
 The files are a folder on disk (`Folder`) or, for a `github:` source, the files its download
 holds in memory (`Files`: the markdown its selection fetched; a file it left out, a YAML snippet,
@@ -46,6 +47,11 @@ MIN_BYTES = 64 * 1024
 MAX_BYTES = 1 << 20
 GROWTH = 16
 MAX_NAMES = 1000  # distinct names looked up per document
+# what a document may read, in bytes, a read counting READ_COST at least: a selection reads its
+# whole file (up to MAX_BYTES) for a line of it, and a page may name one line of a big file, or
+# a one-byte file, a hundred thousand times over
+READS = 32 * MAX_BYTES
+READ_COST = 4096
 
 # markdown-include's syntax, an optional lines=... selection after the name (lines and ranges,
 # 1-based, in the order shown: "lines=1 3 8-10 2")
@@ -378,6 +384,7 @@ class Includes:
         self.tree: Tree = root if isinstance(root, (Folder, Files)) else Folder(root)
         self.path = self.tree.of(path)  # the including document, below the tree's root
         self.room = min(MAX_BYTES, max(MIN_BYTES, GROWTH * size))  # bytes left for this document
+        self.reads = READS  # bytes it may still read (see READS)
         # (name, folder it was written in) → (key, snippet suffix)
         self._found: dict[tuple[str, str], tuple[str | None, str | None]] = {}
 
@@ -453,7 +460,10 @@ class Includes:
         return None, None
 
     def _read(self, key: str, room: int) -> str | None:
+        if self.reads <= 0:
+            return None
         data = self.tree.read(key, room)
+        self.reads -= max(len(data or b""), READ_COST)
         if data is None or b"\0" in data:
             return None  # unreadable, or not text
         text = data[:room].decode("utf-8", "ignore")

@@ -427,3 +427,21 @@ def test_lines_named_again_and_again_stop_at_the_documents_room(tmp_path: Path) 
     # first megabyte; the others get what is left of it
     assert included["a.md", "A"].startswith(big[:1000]) and len(included["a.md", "A"]) <= (1 << 20)
     assert sum(len(v or "") for v in included.values()) <= (1 << 20)
+
+
+def test_a_page_reads_a_bounded_number_of_bytes(tmp_path: Path) -> None:
+    """One line of a 1 MB file named 100,000 times (each a whole read of the file), and a one-byte
+    file named 100,000 times: a document reads at most READS bytes, a read counting READ_COST at
+    least (before, only the room bounded it: ~10,000 reads of the 1 MB file, 8 s of this build)."""
+    big = "".join(f"{n:05d} " + "x" * 94 + "\n" for n in range(10_000))
+    docs = _tree(tmp_path / "docs", {
+        "a.md": "# A\n\n" + '--8<-- "big.md:1:1"\n' * 100_000 + "\n## B\n\n" + "{!one.md!}\n" * 100_000,
+        "big.md": big, "one.md": "x"})
+    out = tmp_path / "x.db"
+    done = subprocess.run([sys.executable, "-m", "mdfts", "build", str(docs), "-o", str(out), "-q"],
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (0, "")
+    included = _included(out)
+    shown = -(-mdfts.includes.READS // len(big))  # reads of the 1 MB file until the budget is spent
+    assert included["a.md", "A"] == "\n".join(["00000 " + "x" * 94] * shown)
+    assert included["a.md", "B"] is None  # nothing left to read
