@@ -29,6 +29,7 @@ class SectionChange(TypedDict):
     level: int
     old_lines: list[int] | None  # [start, end], 1-based and inclusive; None when added
     new_lines: list[int] | None
+    included: bool  # changed only in the text of the files its include directives name
 
 
 class Place(TypedDict):
@@ -81,6 +82,7 @@ def diff_indexes(old: Path, new: Path) -> Diff:
             SectionChange(
                 status=r["status"], path=r["path"], anchor=r["anchor"], heading=r["heading"], level=r["level"],
                 old_lines=_lines(r["old_start"], r["old_end"]), new_lines=_lines(r["new_start"], r["new_end"]),
+                included=bool(r["included"]),
             )
             for r in _rows(db, "diff_sections")
         ]

@@ -305,6 +305,11 @@ def diff_text(diff: Diff) -> str:
         out += ["", "sections of changed documents"]  # an added or removed one's are its count above
         out += [f"  {_SIGN[s['status']]} {_ref(s).ljust(width)}  {_section_lines(s)}"
                 for s in sections]
+    included = [s for s in diff["sections"] if s["included"]]
+    if included:
+        width = max(len(_ref(s)) for s in included)
+        out += ["", "sections whose included files changed"]
+        out += [f"  ~ {_ref(s).ljust(width)}  {_section_lines(s)}" for s in included]
     if diff["tokens"]:
         width = min(40, max(len(f"{t['token']} ({t['kind']})") for t in diff["tokens"]))
         out += ["", "exact tokens"]
@@ -353,7 +358,8 @@ def _capped(rows: list[str], total: int, what: str) -> list[str]:
 
 def diff_markdown(diff: Diff) -> str:
     """The diff as GitHub-flavoured markdown, for a pull-request comment."""
-    if not (diff["documents"] or diff["tokens"]):
+    included = [s for s in diff["sections"] if s["included"]]
+    if not (diff["documents"] or diff["tokens"] or included):
         return "### Docs index: no changes\n\nNo document, section or exact token differs.\n"
     out = ["### Docs index changes", "", _counts(diff).replace("; ", " · ") + ".", ""]
     if diff["documents"]:
@@ -369,6 +375,12 @@ def diff_markdown(diff: Diff) -> str:
         out += _capped([f"| {_MD_STATUS[s['status']]} | {_code(_ref(s))} | "
                         f"{_md_text(s['heading']) or '(lead text)'} | {_section_lines(s).removeprefix('lines ')} |"
                         for s in sections], len(sections), "sections")
+        out += ["", "</details>", ""]
+    if included:
+        out += [f"<details><summary>Sections whose included files changed ({len(included)})</summary>", ""]
+        out += ["| | Section | Heading | Lines |", "|---|---|---|---|"]
+        out += _capped([f"| {_MD_STATUS['changed']} | {_code(_ref(s))} | {_md_text(s['heading']) or '(lead text)'} | "
+                        f"{_section_lines(s).removeprefix('lines ')} |" for s in included], len(included), "sections")
         out += ["", "</details>", ""]
     if diff["tokens"]:
         out += ["| | Exact token | Kind | Where | Elsewhere |", "|---|---|---|---|---|"]

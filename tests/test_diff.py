@@ -198,3 +198,36 @@ def test_a_heading_with_an_empty_anchor_is_not_the_lead_text(tmp_path: Path) -> 
     assert d["summary"]["sections"] == {"added": 0, "removed": 0, "changed": 2}
     result = CliRunner().invoke(cli, ["diff", str(old), str(new)])
     assert result.stdout.split("\n\n")[2] == "sections of changed documents\n  ~ a.md (lead text)  lines 1-2\n  ~ a.md#             lines 3-5"
+
+
+def test_a_section_whose_included_file_changed_is_changed(tmp_path: Path) -> None:
+    """A page whose bytes are the same but whose include directive names a file that changed: what
+    search finds its section by changed, and the diff says so (included), in JSON, text and
+    markdown, also when the included file is no document of the index (a YAML snippet)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    old, new = tmp_path / "old.db", tmp_path / "new.db"
+    (docs / "page.md").write_text("# Page\n\n## Errors\n\n{!errors.md!}\n\n## Example\n\n--8<-- \"example.yaml\"\n",
+                                  encoding="utf-8")
+    (docs / "errors.md").write_text("# Errors\n\nThe kiln rejects the glaze.\n", encoding="utf-8")
+    (docs / "example.yaml").write_text("kiln: hot\n", encoding="utf-8")
+    build_index([docs], old)
+    (docs / "errors.md").write_text("# Errors\n\nThe kiln cracks the shelf.\n", encoding="utf-8")
+    (docs / "example.yaml").write_text("kiln: cold\n", encoding="utf-8")
+    build_index([docs], new)
+    d = diff_indexes(old, new)
+    assert [(x["status"], x["path"], x["anchor"], x["included"]) for x in d["sections"]] == [
+        ("changed", "errors.md", "errors", False), ("changed", "page.md", "errors", True),
+        ("changed", "page.md", "example", True)]
+    assert [x["path"] for x in d["documents"]] == ["errors.md"]  # page.md's bytes are the same
+    text = CliRunner().invoke(cli, ["diff", str(old), str(new)]).stdout
+    assert "sections whose included files changed\n  ~ page.md#errors   lines 3-6\n  ~ page.md#example  lines 7-9\n" in text
+    markdown = CliRunner().invoke(cli, ["diff", str(old), str(new), "--format", "markdown"]).stdout
+    assert "Sections whose included files changed (2)" in markdown
+    # the YAML alone changing: no document changed, and still not "no changes"
+    (docs / "example.yaml").write_text("kiln: warm\n", encoding="utf-8")
+    newer = tmp_path / "newer.db"
+    build_index([docs], newer)
+    d = diff_indexes(new, newer)
+    assert (d["documents"], [(x["anchor"], x["included"]) for x in d["sections"]]) == ([], [("example", True)])
+    assert "no changes" not in CliRunner().invoke(cli, ["diff", str(new), str(newer), "--format", "markdown"]).stdout
