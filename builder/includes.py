@@ -79,14 +79,20 @@ _MYST_OPTION = re.compile(r"^[ \t]*:([a-z-]+):([^\r\n]*)")
 _SECTION_MARK = re.compile(r"(?i)(?<=-)8<-+[ \t]+\[[ \t]*(start|end)[ \t]*:[ \t]*([a-z][-_0-9a-z]*)[ \t]*\]")
 
 
+# What every directive holds (markdown-include, snippets, Jekyll, MyST): a text without any of
+# them has none
+_MARKERS = ("{!", "8<-", "include_relative", "include}")
+_BYTE_MARKERS = tuple(m.encode() for m in _MARKERS)
+
+
 def has_includes(text: str) -> bool:
     """Whether `text` may hold a directive (a cheap test before any parsing)."""
-    return "{!" in text or "8<-" in text or "include_relative" in text or "include}" in text
+    return any(m in text for m in _MARKERS)
 
 
 def may_include(data: bytes) -> bool:
     """has_includes for a file's bytes."""
-    return b"{!" in data or b"8<-" in data or b"include_relative" in data or b"include}" in data
+    return any(m in data for m in _BYTE_MARKERS)
 
 
 def names(text: str) -> list[str]:
