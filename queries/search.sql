@@ -435,8 +435,8 @@ m(expr, all_, budget, cap) as materialized (
   where nth = 1 or cum <= b.budget) as x
 ),
 -- m's cap, worked out from part (the least df of any key term: key holds the rarest, and a
--- term's df is as in key) for fts and fts_all, so they name m once each: m holds key's tree,
--- and each name of it cost ~1 ms to compile.
+-- term's df is as in key) for the two passes in fts: a LIMIT cannot read a column of the row it
+-- runs for, so they cannot take m's.
 mcap(cap) as materialized (
   select case when count(*) = 0 then null when min(df) > max(b.n) then max(b.n) else 4 * max(b.n) end
   from (select case when strong then min(min(df), coalesce((select d.df from token_df as d where d.norm = n), 1))
@@ -464,37 +464,51 @@ exact_t(id, pos, ev) as materialized (
 xcand(id) as materialized (
   select id from exact_t group by id order by sum(ev) desc, id limit 10
 ),
--- Column weights (text, file_words, title, head, trail, path, then the eleven token columns):
--- words in the heading and the file name say most about what a section is.
--- bm25 scores at most `cap` rows (FTS5 computes bm25 lazily, a row at a time, so the inner
--- limit caps the work): when even the cheapest term is over the budget, only the first
--- `budget` rows it matches compete, so the cost is capped, not the index. Kept: the top 25,
--- and (x) the strongest exact-token sections among the rows scored, so such a section
--- outside the top 25 still gets its bm25 from this one pass (a bm25() per candidate would
--- count every row holding each term again, once per candidate).
-fts(id, bm, x) as materialized (
-  select id, bm, x from (
-    select rowid as id, bm25(sections_fts, 1.0, 3.0, 2.0, 4.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5) as bm,
-      rowid in (select id from xcand) as x
-    from sections_fts
-    where sections_fts match (select expr from m)
-      and rowid between (select lo from scope) and (select hi from scope)
-    limit coalesce((select cap from mcap), 0))
-  order by x desc, bm
-  limit 35
-),
--- The bm25 top 15 of the sections that hold every key term (coordination at retrieval: the one
--- section naming a rare service and all the other words is not lost among thousands that
--- hold the common words).
-fts_all(id, bm) as materialized (
-  select id, bm from (
-    select rowid as id, bm25(sections_fts, 1.0, 3.0, 2.0, 4.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5) as bm
-    from sections_fts
-    where sections_fts match (select all_ from m)
-      and rowid between (select lo from scope) and (select hi from scope)
-    limit coalesce((select cap from mcap), 0))
-  order by 2
-  limit 15
+-- The two bm25 passes, as one row (j: a JSON array of [id, bm25, pass, x]; bm25 as text of 17
+-- digits, which reads back as the same number, where JSON's own 15 do not): m and xcand named
+-- once each, in its FROM, and read by the passes as that row's columns. Each name of a step
+-- copies the tree of every step it names into the statement SQLite compiles (see Layout above):
+-- as two steps, each naming m, and pool naming xcand again, compiling this took ~2 ms more of
+-- ~15. Column weights (text, file_words, title, head, trail, path, then the eleven token
+-- columns): words in the heading and the file name say most about what a section is.
+-- Pass 1, the key terms ORed (m.expr): bm25 scores at most `cap` rows (FTS5 computes bm25
+-- lazily, a row at a time, so the inner limit caps the work): when even the cheapest term is
+-- over the budget, only the first `budget` rows it matches compete, so the cost is capped, not
+-- the index. Kept: the top 35, the strongest exact-token sections among the rows scored first
+-- (x), so such a section outside the top 25 still gets its bm25 from this one pass (a bm25()
+-- per candidate would count every row holding each term again, once per candidate).
+-- Pass 2, every key term ANDed (m.all_), the bm25 top 15 (coordination at retrieval: the one
+-- section naming a rare service and all the other words is not lost among thousands that hold
+-- the common words). Pass 3: the 10 strongest exact-token sections (xcand), no bm25.
+fts(j) as materialized (
+  select (
+    select json_group_array(json_array(id, printf('%!.17g', bm), pass, x)) from (
+      select * from (
+        select * from (
+          select rowid as id, bm25(sections_fts, 1.0, 3.0, 2.0, 4.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5) as bm,
+            1 as pass, instr(xc.ids, ',' || rowid || ',') > 0 as x
+          from sections_fts
+          where sections_fts match m.expr
+            and rowid between (select lo from scope) and (select hi from scope)
+          limit coalesce((select cap from mcap), 0))
+        order by x desc, bm
+        limit 35)
+      union all
+      select * from (
+        select * from (
+          select rowid as id, bm25(sections_fts, 1.0, 3.0, 2.0, 4.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5) as bm,
+            2 as pass, 0 as x
+          from sections_fts
+          where sections_fts match m.all_
+            and rowid between (select lo from scope) and (select hi from scope)
+          limit coalesce((select cap from mcap), 0))
+        order by bm
+        limit 15)
+      union all
+      select j.value, null, 3, 0 from json_each('[' || trim(xc.ids, ',') || ']') as j))
+  -- (xcand's ids as ",3,17,42,", for instr: an IN over a column of the outer row would be
+  -- worked out again for every row the pass scores)
+  from m, (select ',' || group_concat(id, ',') || ',' as ids from xcand) as xc
 ),
 -- The pools: the bm25 top 25 and the top 15 holding every key term (inbm), and the 10
 -- strongest exact-token sections, each with its bm25 from the pools when it is in one, else
@@ -519,13 +533,13 @@ pool(id, bm, inbm, doc, qk, fs, sw) as materialized (
   select id, coalesce(min(case when inbm then bm end), min(bm)) as bm, max(inbm) as inbm,
     case when max(top) then (select s.document_id from sections as s where s.id = u.id) end as doc
   from (
-    select id, bm, nth <= 25 as inbm, nth <= 3 as top
-    from (select id, bm, x, row_number() over (order by bm) as nth from fts)
-    where nth <= 25 or x
-    union all
-    select id, bm, 1, 0 from fts_all
-    union all
-    select id, null, 0, 0 from xcand) as u
+    select id, bm, case pass when 1 then nth <= 25 when 2 then 1 else 0 end as inbm, pass = 1 and nth <= 3 as top
+    from (select id, bm, pass, x, row_number() over (partition by pass order by bm) as nth
+          from (select json_extract(j.value, '$[0]') as id, cast(json_extract(j.value, '$[1]') as real) as bm,
+                  json_extract(j.value, '$[2]') as pass, json_extract(j.value, '$[3]') as x
+                from fts, json_each(fts.j) as j
+                limit -1 offset 0))
+    where pass <> 1 or nth <= 25 or x) as u
   group by id) as x,
   -- (qk: space-separated, with a space at each end, for instr; sw: the stop words the query
   -- writes, unless it writes nothing else, for cand's nstop: term read once, here)

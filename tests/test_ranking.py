@@ -1542,7 +1542,7 @@ def test_near_is_looked_up_on_the_candidates_own_row(tmp_path: Path) -> None:
 
 
 def test_a_common_phrase_stands_in_the_and_as_its_rarest_word(tmp_path: Path) -> None:
-    """bm25 counts every row of each phrase of the AND (fts_all) before it scores one, and a
+    """bm25 counts every row of each phrase of the AND (fts's second pass) before it scores one, and a
     phrase's rows cost ten times a word's: a phrase of plain words whose rarest word is in more
     than ten budgets of rows (20,000) is in the AND as that word; a rarer phrase stays whole."""
     body = "".join(f"## Item {i}\n\nThe lamp-wick is trimmed.\n\n" for i in range(20_010))
