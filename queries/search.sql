@@ -30,7 +30,7 @@
 -- this (a step naming cand, termhit or base twice took it from ~30 ms to ~450 ms). Even key
 -- (part and term inside it) costs ~1 ms per name: what a later step needs of key or term
 -- rides along on the rows it already reads (part carries term's columns, hit key's, base the
--- query's describes and key positions, asks the query's role tests, rolex the role words asked
+-- query's describes and key terms (kt), asks the query's role tests, rolex the role words asked
 -- for, pool the stop words for cand, key's aw the with/using/via for feature; cue names term
 -- once, through json_each, and holds each pair of neighbouring terms for feature's phrasal test). A materialized step named inside a subquery of
 -- another (`(select ... from key) as k`) may be computed a second time: name it directly. A view
@@ -258,16 +258,19 @@ part(pos, w, df, idf, wide, pw, t, n, strong, ident, tok, prv, nxt, asksym, cnt)
 -- whose stem is a path word (pw, see part) is matched outside the path, each of its phrases
 -- behind `- {path} :`, as its df counts it there.
 key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide, multi, split, asksym,
-    describes, kpos, hx, cut, aexpr, fexpr, aw) as materialized (
+    describes, kt, hx, cut, aexpr, fexpr, aw) as materialized (
   select pos, t, n, strong, ident, df, idf,
     expr || case when tok then '' else camelx end, expr || camelx || coalesce(hapart, ''),
     sum(idf) over (), nparts,
     1.0 / (1 + coalesce(length(comp) - length(replace(comp, ' ', '')) + 1, 0)), tok,
     wide and not min(wide) over (), nparts > 1 or camel is not null, camel is not null, asksym,
     -- (the query describes something: two or more words that are not identifiers, and it does
-    -- not ask for symptoms, see `answer`; kpos: every key term's position, for the snippet;
-    -- these two ride along on every candidate's rows to base and ranked: see Layout above)
-    sum(not ident) over () >= 2 and not asksym, json_group_array(pos) over (),
+    -- not ask for symptoms, see `answer`; kt: every key term as [pos, t, n, ident, hexpr, the
+    -- prefixes of its words the snippet looks for (sws)], for close's word pairs and the
+    -- snippet; these two ride along on every candidate's rows to base and ranked, so neither
+    -- names key or part: see Layout above)
+    sum(not ident) over () >= 2 and not asksym,
+    json_group_array(json_array(pos, t, n, ident, expr || camelx || coalesce(hapart, ''), json(sws))) over (),
     -- (hx: every key term's hexpr ORed, for hprec; cut: see exact_t)
     group_concat('(' || expr || camelx || ')', ' OR ') over (),
     (select t2.section_id from token_norms as tn join token_rows as t2 on t2.token_id = tn.id, scope
@@ -301,6 +304,8 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
       case when part.strong then max(max(part.idf), coalesce((select idf from token_df where norm = part.n), 8.0))
            else max(part.idf) end as idf,
       count(*) as nparts, min(part.wide) as wide, max(part.pw) as pw, substr(min(printf('%012d', part.df) || part.w), 13) as rw,
+      -- (sws: see snip_at)
+      json_group_array(substr(part.w, 1, max(3, min(length(part.w), length(part.w) - 2)))) filter (where length(part.w) >= 3) as sws,
       coalesce((
         select group_concat(' OR "' || w || '"', '') from (
           select s2.word as w
@@ -371,29 +376,6 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
     where nth <= 8 or tail > 0.1 * tot
     order by df, pos))
   limit -1 offset 0)  -- (nor this: expr is used twice)
-),
--- Neighbouring key terms, in the query's order, neither an identifier ("mon settings" in
--- "CephCluster mon settings": an identifier is weighed as written, by exact and ident), each
--- pair as FTS5 expressions that find the two within a word of each other, in either order:
--- expr as written; syn by a synonym of either (NULL when neither has one), looked up only
--- when expr fails. A term's compounds are left out ("argo cd" -> argocd would find the one
--- word twice). halt: what ends a lookup that fails, see `close`.
-pair(a, b, expr, syn, halt) as materialized (
-  select a.pos, a.bpos, 'NEAR("' || replace(a.t, '"', '""') || '" "' || replace(a.bt, '"', '""') || '", 1)',
-    (select group_concat('NEAR("' || replace(x.v, '"', '""') || '" "' || replace(y.v, '"', '""') || '", 1)', ' OR ')
-     from (select a.t as v union select s2.word from mdfts_synonyms as s1
-           join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
-           where s1.word in (a.n, rtrim(a.n, 's'), a.n || 's')) as x,
-          (select a.bt as v union select s2.word from mdfts_synonyms as s1
-           join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
-           where s1.word in (a.bn, rtrim(a.bn, 's'), a.bn || 's')) as y
-     where x.v <> a.t or y.v <> a.bt),
-    ' NOT ((' || a.hx || ') AND (' || a.bhx || ')))'
-  -- (each key term beside the next one by position: key read once, as a window)
-  from (select pos, t, n, ident, hexpr as hx, lead(pos) over w as bpos, lead(t) over w as bt, lead(n) over w as bn,
-               lead(ident) over w as bident, lead(hexpr) over w as bhx
-        from key window w as (order by pos)) as a
-  where a.bpos is not null and not a.ident and not a.bident
 ),
 -- The FTS5 expression: the key terms ORed, cheapest first, admitted only while the running
 -- total of rows they can match fits a budget (2,000 rows, whatever the index's size: what bm25
@@ -627,7 +609,7 @@ cand(id, document_id, bm_n, fw, nw, nhead, nstop, named, big) as materialized (
 -- in_page: a section of the candidate's document holds it as an exact token (both by primary
 -- key lookups: the cost does not grow with how many sections hold the token).
 hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx,
-    describes, kpos, aw, big) as materialized (
+    describes, kt, aw, big) as materialized (
   select id, pos,
     -- (the file name bit only by the term's own forms: see fexpr in key; looked up only when
     -- the file name matched and the term has synonyms)
@@ -648,7 +630,7 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, t
                                  and (select o.id from sections as o where o.document_id = x.document_id
                                       order by o.ordinal desc limit 1))
          else 0 end,
-    bm_n, fw, nw, nhead, nstop, named, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx, describes, kpos, aw, big
+    bm_n, fw, nw, nhead, nstop, named, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx, describes, kt, aw, big
   from (
   select cand.id, key.pos, key.n, key.tok, cand.document_id, cand.big, case when not cand.big then (
     -- (the file name is part of the document: marked once, and then path and title need no look;
@@ -690,7 +672,7 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, t
        from token_norms as tn join token_rows as tk on tk.token_id = tn.id where tn.norm = key.n and tk.section_id = cand.id) end as ev,
     cand.bm_n, cand.fw, cand.nw, cand.nhead, cand.nstop, cand.named, key.t, key.ident, key.idf, key.total, key.strong,
     key.split, key.nparts, key.jw, key.wide, key.multi,
-    key.hx, key.describes, key.kpos, key.aw
+    key.hx, key.describes, key.kt, key.aw
   -- (key's columns ride along, so termhit and feature name hit alone: see Layout above)
   from cand, key
   limit -1 offset 0) as x
@@ -703,7 +685,7 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, t
 -- (PaymentsGatewayDown for PaymentsGatewayDown.md); how (for --explain only): exact, stem or none;
 -- held: some candidate holds the term at all (see cover).
 termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
-        wide, in_anc, whole, nw, nhead, nstop, named, multi, how, held, hx, describes, kpos, aw, big) as materialized (
+        wide, in_anc, whole, nw, nhead, nstop, named, multi, how, held, hx, describes, kt, aw, big) as materialized (
   select id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
     wide, in_anc, whole, nw, nhead, nstop, named, multi,
     -- (a big section's text, its first 20,000 characters, from its first 40,000: text is body
@@ -718,10 +700,10 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
                    from (select trim(replace(replace(replace(replace(substr(s.body, 1, 40000), '**', ''), '`', ''), '<br>', ' '), char(9), ' ')) as t limit -1 offset 0)) end, s.text), 1, 20000) || ' ' || s.path), lower(t))
                  from sections as s where s.id = x.id) then 'exact'
            else 'stem' end end,
-    max(any_ or in_doc or in_page) over (partition by pos), hx, describes, kpos, aw, big
+    max(any_ or in_doc or in_page) over (partition by pos), hx, describes, kt, aw, big
   from (
     select hit.id, hit.pos, hit.t, hit.ident, hit.idf, hit.total, hit.bm_n, hit.hx,
-      hit.describes, hit.kpos, hit.aw, hit.big,
+      hit.describes, hit.kt, hit.aw, hit.big,
       -- an identifier the index holds counts only as written (PAYMENTS_DB_URL is not found in
       -- PAYMENTS_DB_URL_RO, though FTS5 finds its words there in a row), or, for a CamelCase
       -- one, by a heading that writes its words apart ("Door Left Open" for DoorLeftOpen); a
@@ -820,7 +802,7 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          name or another section of its page holds as written: a section of the page that
 --          defines the flag or variable the query names beats one that only shares its
 --          common words; an absent identifier costs every hit alike.
---   near   the share of the query's neighbouring word pairs (`pair`) the section holds
+--   near   the share of the query's neighbouring word pairs (see `close`) the section holds
 --          within a word of each other, either order ("mon settings" in "Mon Settings", "wet
 --          clay keeps"): words the query puts together, found together; 0 when the query names
 --          identifiers and the section holds none of them (`exact`: else forty "Feature flags"
@@ -840,7 +822,7 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          nothing for its parent's words, or every step under "Remove an OSD" would pass the
 --          section that is the answer.
 -- terms: for --explain, each key term's match, in the query's order.
-feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, terms, held, describes, kpos, named,
+feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, terms, held, describes, kt, named,
         allhead, allident, anc, big) as materialized (
   select id, bm, cover, exact,
     case when nin = 0 then 0.0
@@ -893,13 +875,13 @@ feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, te
                                               and p.particle = substr(c.n, instr(c.n, ' ') + 1)
                                              where instr(c.n, ' ') > 0))), hcount) end,
     fsh * fsh * fidf as file, fwith and fsh >= 1.0 as fwith, fnw,
-    ident, nexact, nident, terms, held, describes, kpos, named, allhead, allident, anc, big
+    ident, nexact, nident, terms, held, describes, kt, named, allhead, allident, anc, big
   from (
   select th.id, max(th.bm_n) as bm, max(th.hx) as hx,
     -- (named, see cand, and the other way round: every key term, wide ones aside, is in the
     -- section's name too, its document's (path, file name, title) or its heading; see bm)
     max(th.named) and sum(not th.wide and not (th.in_doc or th.in_head)) = 0 as named,
-    max(th.describes) as describes, max(th.kpos) as kpos,
+    max(th.describes) as describes, max(th.kt) as kt,
     -- (allhead: the heading holds every key term; allident: each is an identifier; for empty)
     sum(not th.in_head) = 0 as allhead, sum(not th.ident) = 0 as allident,
     -- (the shares are of the key terms some candidate holds: `held`, else of all of them)
@@ -941,7 +923,7 @@ feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, te
   limit -1 offset 0) as x  -- (not flattened: the aggregates would be computed once per use)
 ),
 signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms, held,
-       describes, kpos, trail, big) as materialized (
+       describes, kt, trail, big) as materialized (
   select f.id, case when f.named and f.cover >= 0.9999 then 1.0 else f.bm end, f.cover, f.exact, f.hprec,
     -- (a tool the query says to use: the page whose whole name the words after with, using or
     -- via spell, the longest such, "with terraform plan" for terraform-plan.md, not terraform.md)
@@ -1007,7 +989,7 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
                  from (select id, level, next_id, heading, heading_parts,
                               trim(case when f.big then substr(body, 1, 40000) else body end) as b
                        from sections where id = f.id))) as s),
-    f.ident, f.nexact, f.nident, f.terms, coalesce(f.held, ''), f.describes, f.kpos,
+    f.ident, f.nexact, f.nident, f.terms, coalesce(f.held, ''), f.describes, f.kt,
     -- (trail: only for a heading the query names in full, see the signals)
     case when f.hprec >= 0.9999 then f.anc else 0 end, f.big
   from feature as f
@@ -1098,7 +1080,7 @@ asks(act, chk, rq, wq) as materialized (
 -- does not: it asks for the lead-in's own list); first: the section is its parent's first
 -- child (looked up only when the query asks what to do: only a lead-in's hand-off reads it).
 base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, nident, terms,
-     document_id, parent_id, sym, ans, lead, first, held, kpos, halt, trail, big) as materialized (
+     document_id, parent_id, sym, ans, lead, first, held, kt, halt, trail, big) as materialized (
   select g.id, w.bm * g.bm + w.cover * g.cover + w.exact * g.exact
                -- (hprec as far as the section, or its file name, holds the question: see the signals)
                + w.hprec * g.hprec * min(1.0, 0.5 + max(g.cover, g.file))
@@ -1121,7 +1103,7 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
     g.empty > 0 and g.describes and a.act
       and lower(trim(s.heading)) not in (select cue from mdfts_roles where cue like 'symptom%'),
     case when a.act then coalesce((select p.next_id from sections as p where p.id = s.parent_id) = s.id, 0) else 0 end,
-    g.held, g.kpos,
+    g.held, g.kt,
     -- (halt: the path's file extension, see `close`)
     ' OR ("' || replace(replace(s.path, rtrim(s.path, replace(s.path, '.', '')), ''), '"', '""') || '"', g.trail, g.big
   from signal as g join sections as s on s.id = g.id, weight as w,
@@ -1132,7 +1114,14 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
 -- that holds the query's words together fell out of reach whenever a few sections elsewhere
 -- took a little file or page credit, 1.2 % of p50 for the three more): one FTS5 lookup (a
 -- rowid seek, with highlight() of the text column, to see where the heading line ends) per pair whose two words
--- the section holds, two when a synonym is tried too. (Looked up for every candidate, near
+-- the section holds, two when a synonym is tried too. The pairs: neighbouring key terms, in the
+-- query's order, neither an identifier ("mon settings" in "CephCluster mon settings": an
+-- identifier is weighed as written, by exact and ident), each as FTS5 expressions that find the
+-- two within a word of each other, in either order: expr as written; syn by a synonym of either
+-- (NULL when neither has one), looked up only when expr fails. A term's compounds are left out
+-- ("argo cd" -> argocd would find the one word twice). They are worked out from the key terms
+-- each row carries (kt), for each of the eight: as a step of their own, naming key, they copied
+-- key's tree into the statement once more (~0.5 ms of its compile). (Looked up for every candidate, near
 -- cost a third more CPU at p95 on the bench queries.) A NEAR that fails on the row asked for
 -- does not stop there: FTS5 reads on to the next row where it holds, however far (3 ms a
 -- lookup at 1M sections). So each NEAR is ORed with `"md" NOT (a AND b)` (b.halt: the file
@@ -1169,7 +1158,25 @@ close as materialized (
                                                           limit -1 offset 0))), 0) end
                                           limit 1), 0)
                                         else 0 end) * 1.0 / count(*)
-                        from pair as g), 0)
+                        from (
+                          select a.pos as a, a.bpos as b, 'NEAR("' || replace(a.t, '"', '""') || '" "' || replace(a.bt, '"', '""') || '", 1)' as expr,
+                            (select group_concat('NEAR("' || replace(x.v, '"', '""') || '" "' || replace(y.v, '"', '""') || '", 1)', ' OR ')
+                             from (select a.t as v union select s2.word from mdfts_synonyms as s1
+                                   join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
+                                   where s1.word in (a.n, rtrim(a.n, 's'), a.n || 's')) as x,
+                                  (select a.bt as v union select s2.word from mdfts_synonyms as s1
+                                   join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
+                                   where s1.word in (a.bn, rtrim(a.bn, 's'), a.bn || 's')) as y
+                             where x.v <> a.t or y.v <> a.bt) as syn,
+                            ' NOT ((' || a.hx || ') AND (' || a.bhx || ')))' as halt
+                          from (select pos, t, n, ident, hx, lead(pos) over w as bpos, lead(t) over w as bt, lead(n) over w as bn,
+                                       lead(ident) over w as bident, lead(hx) over w as bhx
+                                from (select json_extract(k.value, '$[0]') as pos, json_extract(k.value, '$[1]') as t,
+                                        json_extract(k.value, '$[2]') as n, json_extract(k.value, '$[3]') as ident,
+                                        json_extract(k.value, '$[4]') as hx
+                                      from json_each(b.kt) as k)
+                                window w as (order by pos)) as a
+                          where a.bpos is not null and not a.ident and not a.bident) as g), 0)
          else 0 end as near
   -- (close carries every column of base on, so ranked reads close alone: a second reference
   -- to base would copy its whole tree into the statement SQLite compiles)
@@ -1195,10 +1202,10 @@ close as materialized (
 -- SQLite another pass, and compile time, over every column carried here. A lead-in sorts by
 -- its own id (`peer`), so its frame is that of its children, its first child among them.)
 ranked(id, score, bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, page, nexact, nident,
-       terms, kpos, trail, rank) as (
+       terms, kt, trail, rank) as (
   select b.id, round(b.score1 + w.answer * b.answer + w.page * b.page, 6),
     b.bm, b.cover, b.exact, b.hprec, b.file, b.phrase, b.role, b.empty, b.ident, b.answer, b.near, b.page,
-    b.nexact, b.nident, b.terms, b.kpos, b.trail,
+    b.nexact, b.nident, b.terms, b.kt, b.trail,
     -- (the rank here, over these few columns: in the last select its window would copy every
     -- column of each row, the body too, through a table of its own)
     row_number() over (order by round(b.score1 + w.answer * b.answer + w.page * b.page, 6) desc, b.id)
@@ -1265,7 +1272,8 @@ snip_x as materialized (
 -- snip_at: where the first key word starts in that prose (`at`, 0 when none is there) and the
 -- prefix of its stem that found it (`w`: the term less its last two letters, at least three;
 -- `whole`: the identifier as written), as a pair from one subquery a row (a join of snip_x with
--- itself instead doubled the compile).
+-- itself instead doubled the compile). The key terms' words come from the row (kt, see key):
+-- naming part here copied its tree into the statement twice.
 -- An identifier the query names, found as written (case folded), comes first: its context is
 -- the most specific (`--force-with-lease`, not the `with` of its parts); then a key word that
 -- starts a word (`lb`: after a space or one of - _ . / ( [ " ' : = < *): "over" is not the `ove`
@@ -1284,11 +1292,10 @@ snip_at as materialized (
                            lx, '-', ' '), '_', ' '), '.', ' '), '/', ' '), '(', ' '), '[', ' '), '"', ' '), '''', ' '),
                            ':', ' '), '=', ' '), '<', ' '), '*', ' ') as lb
                 from (select lower(r.x) as lx) limit -1 offset 0) as t,
-               (select pos, substr(w, 1, max(3, min(length(w), length(w) - 2))) as w, 0 as whole from part
-                where length(w) >= 3
+               (select e.value as w, 0 as whole from json_each(r.kt) as k, json_each(k.value, '$[5]') as e
                 union all
-                select distinct pos, n, 1 from part where ident and length(n) >= 3) as p
-          where p.pos in (select value from json_each(r.kpos))
+                select json_extract(k.value, '$[2]'), 1 from json_each(r.kt) as k
+                where json_extract(k.value, '$[3]') and length(json_extract(k.value, '$[2]')) >= 3) as p
           limit -1 offset 0)
           order by at = 0, whole desc, ws = 0, at limit 1)) as j
         from snip_x as r
