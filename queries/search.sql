@@ -31,8 +31,8 @@
 -- (part and term inside it) costs ~1 ms per name: what a later step needs of key or term
 -- rides along on the rows it already reads (part carries term's columns, hit key's, base the
 -- query's describes and key terms (kt), asks the query's role tests, rolex the role words asked
--- for, pool the stop words for cand, key's aw the with/using/via for feature; cue names term
--- once, through json_each, and holds each pair of neighbouring terms for feature's phrasal test). A materialized step named inside a subquery of
+-- for, pool the stop words for cand, key's aw the with/using/via for feature; cue reads the
+-- terms from raw, not term, and holds each pair of neighbouring terms for feature's phrasal test). A materialized step named inside a subquery of
 -- another (`(select ... from key) as k`) may be computed a second time: name it directly. A view
 -- is copied into each place that names it as well, and term (with its token lookups) is copied
 -- into every copy of part and key: so the steps read token_norms and token_rows, not the view
@@ -155,7 +155,15 @@ term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt, asksym) as material
 -- for the cues of two words ("stops working" asks what a problem does; "working" alone does not:
 -- "working from home").
 cue(n) as materialized (
-  select distinct j.value from term, json_each(json_array(term.n, term.prv || ' ' || term.n)) as j
+  select distinct j.value
+  -- (the terms and their prv as term has them, worked out again from raw: four steps name cue,
+  -- and each name of term copied its whole tree into the statement, ~0.5 ms of its compile)
+  from (select n, case when lag(pos) over (order by pos) = pos - 1 then lag(n) over (order by pos) end as prv
+        from (select min(pos) as pos, lower(t) as n
+              from (select pos, case when t glob '*[A-Za-z]''[sS]' then substr(t, 1, length(t) - 2) else t end as t
+                    from (select pos, rtrim(ltrim(v, '"''`([{<'), '"''`)]}>.,:;!?') as t from raw))
+              where t <> '' group by lower(t))) as x,
+    json_each(json_array(x.n, x.prv || ' ' || x.n)) as j
   where j.value is not null
 ),
 -- The role words those cues ask for, as one FTS5 expression ("mitigation" OR "workaround" ...);
