@@ -331,7 +331,9 @@ drop table temp.phrasal_forms;
 -- how to fix it; nor lose: "how many degrees does it lose" asks a quantity). The meaning cues
 -- ask what a thing is for or when it fires: mean, "what's the point of X?", "when does the
 -- alert go off?", "how long can it run before the alert fires?" (a runbook's Meaning states
--- the alert's condition and its duration; not fire: "fire the drill alert" is an act). A cue
+-- the alert's condition and its duration), "can X fire when ...", "what has to be down for X
+-- to fire?", "... before the alert fires" (fire in a pair of words that asks when: not alone,
+-- "fire the drill alert" is an act, nor "firing", which says that it does). A cue
 -- matches the query's word as written, so each is listed in the forms a question uses
 -- (worried, impacted).
 -- A cue of two words matches two neighbouring query words: "what stops working when ...", "do
@@ -361,6 +363,10 @@ insert into mdfts_roles (cue, word) values
   ('mean', 'meaning'), ('mean', 'description'), ('means', 'meaning'), ('means', 'description'),
   ('point of', 'meaning'), ('point of', 'description'), ('go off', 'meaning'), ('go off', 'description'),
   ('goes off', 'meaning'), ('goes off', 'description'), ('how long', 'meaning'), ('how long', 'description'),
+  ('fire when', 'meaning'), ('fire when', 'description'), ('fires when', 'meaning'), ('fires when', 'description'),
+  ('fire if', 'meaning'), ('fire if', 'description'), ('fires if', 'meaning'), ('fires if', 'description'),
+  ('to fire', 'meaning'), ('to fire', 'description'), ('alert fires', 'meaning'), ('alert fires', 'description'),
+  ('alert fire', 'meaning'), ('alert fire', 'description'), ('alerts fire', 'meaning'), ('alerts fire', 'description'),
   ('why', 'cause'), ('why', 'causes'), ('why', 'reason'), ('why', 'investigation'),
   ('impact', 'impact'), ('happens', 'impact'), ('happen', 'impact'), ('affect', 'impact'),
   ('affects', 'impact'), ('affected', 'impact'), ('consequence', 'impact'), ('consequences', 'impact'),

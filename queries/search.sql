@@ -156,13 +156,15 @@ term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt, asksym) as material
 -- "working from home").
 cue(n) as materialized (
   select distinct j.value
-  -- (the terms and their prv as term has them, worked out again from raw: four steps name cue,
-  -- and each name of term copied its whole tree into the statement, ~0.5 ms of its compile)
+  -- (the terms as term reads them, worked out again from raw: four steps name cue, and each
+  -- name of term copied its whole tree into the statement, ~0.5 ms of its compile. Each place
+  -- a word is written, not only its first as in term: "what has to be down for X to fire?"
+  -- writes "to fire")
   from (select n, case when lag(pos) over (order by pos) = pos - 1 then lag(n) over (order by pos) end as prv
-        from (select min(pos) as pos, lower(t) as n
+        from (select pos, lower(t) as n
               from (select pos, case when t glob '*[A-Za-z]''[sS]' then substr(t, 1, length(t) - 2) else t end as t
                     from (select pos, rtrim(ltrim(v, '"''`([{<'), '"''`)]}>.,:;!?') as t from raw))
-              where t <> '' group by lower(t))) as x,
+              where t <> '')) as x,
     json_each(json_array(x.n, x.prv || ' ' || x.n)) as j
   where j.value is not null
 ),

@@ -222,6 +222,19 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "when does the stuck vent relay alert go off?",
         ("alerts/KilnVentStuck.md", "Meaning"),
     ),
+    # So do "fire when", "for X to fire", "before the alert fires": the alert's condition. The
+    # second names "to" twice: a cue of two words is two neighbouring words as written, not only
+    # each word's first place in the query.
+    "fire-when-asks-for-meaning": (
+        KILN_VENT_PAGE,
+        "can KilnVentStuck fire when the vent relay is open?",
+        ("alerts/KilnVentStuck.md", "Meaning"),
+    ),
+    "to-fire-asks-for-meaning": (
+        KILN_VENT_PAGE,
+        "which relay has to be stuck for KilnVentStuck to fire?",
+        ("alerts/KilnVentStuck.md", "Meaning"),
+    ),
     # "find out whether", "track down", inspect ask how to check: the Diagnosis, not the Mitigation that
     # "how do I" alone would pick.
     "find-out-asks-for-diagnosis": (
