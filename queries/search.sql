@@ -281,7 +281,7 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
     -- names key or part: see Layout above)
     sum(not ident) over () >= 2 and not asksym,
     json_group_array(json_array(pos, t, n, ident, expr || camelx || coalesce(hapart, ''), json(sws))) over (),
-    -- (hx: every key term's hexpr ORed, for hprec; cut: see exact_t)
+    -- (hx: every key term's hexpr ORed, for hprec; cut: see mx)
     group_concat('(' || expr || camelx || ')', ' OR ') over (),
     (select t2.section_id from token_norms as tn join token_rows as t2 on t2.token_id = tn.id, scope
      where tn.norm = n and t2.section_id between scope.lo and scope.hi order by t2.section_id limit 1 offset 500), aexpr,
@@ -395,7 +395,7 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
 -- term always gets in. Common words still count as evidence below; they just do not pick
 -- candidates.
 budget(n) as (select 2000),
-m(expr, all_, budget, cap) as materialized (
+m(expr, all_, budget, cap, kx) as materialized (
   -- (each phrase of the OR once: bm25 sums over the expression's phrases, so a single verb or a
   -- compound that both words of a pair find, "turn off" → disable, "roll back" → rollback,
   -- would count twice, and a rare one outweigh the query's own words; the AND below keeps it in
@@ -403,7 +403,7 @@ m(expr, all_, budget, cap) as materialized (
   select coalesce((select group_concat(p.value, ' OR ')
                    from (select distinct j.value
                          from json_each('[' || replace(json_quote(x.expr), '\" OR \"', '\"","\"') || ']') as j) as p),
-                  '""'), x.all_, x.budget, x.cap
+                  '""'), x.all_, x.budget, x.cap, x.kx
   from (
   select group_concat(k.expr, ' OR ') as expr,
     -- (the AND of every key term, common ones too: bm25 scores at most `cap` of its rows, and
@@ -416,12 +416,16 @@ m(expr, all_, budget, cap) as materialized (
     max(b.budget) as budget,
     -- (the rows bm25 may score below: the budget when even the cheapest term is over it, else
     -- four times it, as synonyms and compounds match rows their term's df does not count)
-    case when min(k.df) > max(b.budget) then max(b.budget) else 4 * max(b.budget) end as cap
+    case when min(k.df) > max(b.budget) then max(b.budget) else 4 * max(b.budget) end as cap,
+    max(k.kx) as kx
   from (
     select expr, df, sum(df) over (order by df, pos rows unbounded preceding) as cum,
       row_number() over (order by df, pos) as nth, count(*) over () as nkey,
       group_concat('(' || coalesce(aexpr, expr) || ')', ' AND ') over (
-        order by df, pos rows between unbounded preceding and unbounded following) as all_
+        order by df, pos rows between unbounded preceding and unbounded following) as all_,
+      -- (kx: every key term, for mx)
+      json_group_array(json_array(pos, n, t, printf('%!.17g', idf), cut)) over (
+        order by df, pos rows between unbounded preceding and unbounded following) as kx
     from key) as k,
     (select n as budget from budget) as b
   where nth = 1 or cum <= b.budget) as x
@@ -435,52 +439,58 @@ mcap(cap) as materialized (
                     else min(df) end as df
         from part group by pos) as k, budget as b
 ),
--- Sections that hold a query term as an exact token, per term; a case-exact match counts
--- double, and a section that defines the token (in a heading, the first column of a table, or
--- the code span opening an item) half as much again as one that mentions it. Only a term's
--- first 500 token rows compete (a token in 30,000 sections would otherwise be weighed in all of
--- them; 500 picks the same candidates as 2,000 on every dev-set and bench query, for 13% less
--- at p95 on 100k sections); the candidates' own evidence is looked up in full below.
-exact_t(id, pos, ev) as materialized (
-  select tk.section_id, key.pos,
-    max(key.idf * (1 + ((case tk.written when '' then tn.norm when '^' then upper(tn.norm) else tk.written end) = key.t)) * (1 + 0.5 * (tk.kind_source % 5 in (0, 1)))) / 3.0
-  -- (key named alone, not in a subquery: SQLite then reuses its materialized rows instead of
-  -- computing key again)
-  from key
-  join scope
-  join token_norms as tn on tn.norm = key.n
-  join token_rows as tk on tk.token_id = tn.id and tk.section_id between scope.lo and coalesce(key.cut, scope.hi)
-  group by tk.section_id, key.pos
-),
--- The 10 strongest exact-token sections.
-xcand(id) as materialized (
-  select id from exact_t group by id order by sum(ev) desc, id limit 10
+-- mx: m's two expressions, and ids: the 10 strongest exact-token sections (",3,17,42,", for
+-- instr in fts). Sections that hold a query term as an exact token are weighed per term; a
+-- case-exact match counts double, and a section that defines the token (in a heading, the first
+-- column of a table, or the code span opening an item) half as much again as one that mentions
+-- it. Only a term's first 500 token rows compete (a token in 30,000 sections would otherwise be
+-- weighed in all of them; 500 picks the same candidates as 2,000 on every dev-set and bench
+-- query, for 13% less at p95 on 100k sections); the candidates' own evidence is looked up in
+-- full below. The key terms come from m's row (kx, idf as 17 digits: see fts), so this step
+-- names m alone: as a step of its own naming key, with fts naming m beside it, it copied key's
+-- tree into the statement once more (~0.9 ms of its compile).
+mx(expr, all_, ids) as materialized (
+  select m.expr, m.all_, (
+    select ',' || group_concat(id, ',') || ',' from (
+      select id from (
+        select tk.section_id as id, k.pos,
+          max(k.idf * (1 + ((case tk.written when '' then tn.norm when '^' then upper(tn.norm) else tk.written end) = k.t)) * (1 + 0.5 * (tk.kind_source % 5 in (0, 1)))) / 3.0 as ev
+        from (select json_extract(j.value, '$[0]') as pos, json_extract(j.value, '$[1]') as n,
+                json_extract(j.value, '$[2]') as t, cast(json_extract(j.value, '$[3]') as real) as idf,
+                json_extract(j.value, '$[4]') as cut
+              from json_each(m.kx) as j) as k
+        join scope
+        join token_norms as tn on tn.norm = k.n
+        join token_rows as tk on tk.token_id = tn.id and tk.section_id between scope.lo and coalesce(k.cut, scope.hi)
+        group by tk.section_id, k.pos)
+      group by id order by sum(ev) desc, id limit 10))
+  from m
 ),
 -- The two bm25 passes, as one row (j: a JSON array of [id, bm25, pass, x]; bm25 as text of 17
--- digits, which reads back as the same number, where JSON's own 15 do not): m and xcand named
--- once each, in its FROM, and read by the passes as that row's columns. Each name of a step
--- copies the tree of every step it names into the statement SQLite compiles (see Layout above):
--- as two steps, each naming m, and pool naming xcand again, compiling this took ~2 ms more of
--- ~15. Column weights (text, file_words, title, head, trail, path, then the eleven token
+-- digits, which reads back as the same number, where JSON's own 15 do not): mx named once, in
+-- its FROM, and read by the passes as that row's columns. Each name of a step copies the tree
+-- of every step it names into the statement SQLite compiles (see Layout above): as two steps,
+-- each naming m, and pool naming the exact-token sections again, compiling this took ~2 ms
+-- more of ~15. Column weights (text, file_words, title, head, trail, path, then the eleven token
 -- columns): words in the heading and the file name say most about what a section is.
--- Pass 1, the key terms ORed (m.expr): bm25 scores at most `cap` rows (FTS5 computes bm25
+-- Pass 1, the key terms ORed (mx.expr): bm25 scores at most `cap` rows (FTS5 computes bm25
 -- lazily, a row at a time, so the inner limit caps the work): when even the cheapest term is
 -- over the budget, only the first `budget` rows it matches compete, so the cost is capped, not
 -- the index. Kept: the top 35, the strongest exact-token sections among the rows scored first
 -- (x), so such a section outside the top 25 still gets its bm25 from this one pass (a bm25()
 -- per candidate would count every row holding each term again, once per candidate).
--- Pass 2, every key term ANDed (m.all_), the bm25 top 15 (coordination at retrieval: the one
+-- Pass 2, every key term ANDed (mx.all_), the bm25 top 15 (coordination at retrieval: the one
 -- section naming a rare service and all the other words is not lost among thousands that hold
--- the common words). Pass 3: the 10 strongest exact-token sections (xcand), no bm25.
+-- the common words). Pass 3: the 10 strongest exact-token sections (mx.ids), no bm25.
 fts(j) as materialized (
   select (
     select json_group_array(json_array(id, printf('%!.17g', bm), pass, x)) from (
       select * from (
         select * from (
           select rowid as id, bm25(sections_fts, 1.0, 3.0, 2.0, 4.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5) as bm,
-            1 as pass, instr(xc.ids, ',' || rowid || ',') > 0 as x
+            1 as pass, instr(mx.ids, ',' || rowid || ',') > 0 as x
           from sections_fts
-          where sections_fts match m.expr
+          where sections_fts match mx.expr
             and rowid between (select lo from scope) and (select hi from scope)
           limit coalesce((select cap from mcap), 0))
         order by x desc, bm
@@ -491,16 +501,16 @@ fts(j) as materialized (
           select rowid as id, bm25(sections_fts, 1.0, 3.0, 2.0, 4.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5) as bm,
             2 as pass, 0 as x
           from sections_fts
-          where sections_fts match m.all_
+          where sections_fts match mx.all_
             and rowid between (select lo from scope) and (select hi from scope)
           limit coalesce((select cap from mcap), 0))
         order by bm
         limit 15)
       union all
-      select j.value, null, 3, 0 from json_each('[' || trim(xc.ids, ',') || ']') as j))
-  -- (xcand's ids as ",3,17,42,", for instr: an IN over a column of the outer row would be
+      select j.value, null, 3, 0 from json_each('[' || trim(mx.ids, ',') || ']') as j))
+  -- (mx's ids are ",3,17,42,", for instr: an IN over a column of the outer row would be
   -- worked out again for every row the pass scores)
-  from m, (select ',' || group_concat(id, ',') || ',' as ids from xcand) as xc
+  from mx
 ),
 -- The pools: the bm25 top 25 and the top 15 holding every key term (inbm), and the 10
 -- strongest exact-token sections, each with its bm25 from the pools when it is in one, else
