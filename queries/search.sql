@@ -395,7 +395,7 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
 -- term always gets in. Common words still count as evidence below; they just do not pick
 -- candidates.
 budget(n) as (select 2000),
-m(expr, all_, budget, cap, kx) as materialized (
+m(expr, all_, kx) as materialized (
   -- (each phrase of the OR once: bm25 sums over the expression's phrases, so a single verb or a
   -- compound that both words of a pair find, "turn off" → disable, "roll back" → rollback,
   -- would count twice, and a rare one outweigh the query's own words; the AND below keeps it in
@@ -403,7 +403,7 @@ m(expr, all_, budget, cap, kx) as materialized (
   select coalesce((select group_concat(p.value, ' OR ')
                    from (select distinct j.value
                          from json_each('[' || replace(json_quote(x.expr), '\" OR \"', '\"","\"') || ']') as j) as p),
-                  '""'), x.all_, x.budget, x.cap, x.kx
+                  '""'), x.all_, x.kx
   from (
   select group_concat(k.expr, ' OR ') as expr,
     -- (the AND of every key term, common ones too: bm25 scores at most `cap` of its rows, and
@@ -413,10 +413,6 @@ m(expr, all_, budget, cap, kx) as materialized (
     -- word is in more than ten budgets of rows stands in the AND as that word, aexpr in key;
     -- an identifier still must match as written)
     case when max(k.nkey) = 1 then '""' else coalesce(max(k.all_), '""') end as all_,
-    max(b.budget) as budget,
-    -- (the rows bm25 may score below: the budget when even the cheapest term is over it, else
-    -- four times it, as synonyms and compounds match rows their term's df does not count)
-    case when min(k.df) > max(b.budget) then max(b.budget) else 4 * max(b.budget) end as cap,
     max(k.kx) as kx
   from (
     select expr, df, sum(df) over (order by df, pos rows unbounded preceding) as cum,
@@ -430,9 +426,11 @@ m(expr, all_, budget, cap, kx) as materialized (
     (select n as budget from budget) as b
   where nth = 1 or cum <= b.budget) as x
 ),
--- m's cap, worked out from part (the least df of any key term: key holds the rarest, and a
--- term's df is as in key) for the two passes in fts: a LIMIT cannot read a column of the row it
--- runs for, so they cannot take m's.
+-- cap: the rows bm25 may score in each of fts's passes: the budget when even the cheapest key
+-- term is over it, else four times it, as synonyms and compounds match rows their term's df
+-- does not count. Worked out from part (the least df of any key term: key holds the rarest, and
+-- a term's df is as in key), not in m: a LIMIT cannot read a column of the row it runs for, so
+-- the passes name this small step instead.
 mcap(cap) as materialized (
   select case when count(*) = 0 then null when min(df) > max(b.n) then max(b.n) else 4 * max(b.n) end
   from (select case when strong then min(min(df), coalesce((select d.df from token_df as d where d.norm = n), 1))
