@@ -473,4 +473,6 @@ class Includes:
         if data is None or b"\0" in data:
             return None  # unreadable, or not text
         text = data[:room].decode("utf-8", "ignore")
-        return text.removeprefix("\ufeff")
+        # (as mdfts.sections.normalize_text reads a page: BOM dropped, CRLF and CR as LF, so a
+        # selection's lines are the page's lines and no carriage return reaches the index)
+        return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")

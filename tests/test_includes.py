@@ -146,6 +146,21 @@ def test_a_snippet_shows_the_lines_or_section_it_names(tmp_path: Path, directive
     assert _included(build_index([docs], tmp_path / "x.db").out)["a.md", "A"] == shown
 
 
+@pytest.mark.parametrize(("directive", "shown"), [
+    ('--8<-- "crlf.md"', "# Steps\n\nstep 1\nstep 2\n"),
+    ('--8<-- "crlf.md:3:4"', "step 1\nstep 2"),
+    ("{!crlf.md!lines=4}", "step 2"),
+    ('--8<-- "cr.md:3:3"', "step 1"),
+])
+def test_an_included_file_reads_its_line_breaks_as_the_page_does(tmp_path: Path, directive: str, shown: str) -> None:
+    """A file written with CRLF (or CR) line breaks is read as the page is (normalize_text): its
+    lines end in LF, so no carriage return reaches the indexed text."""
+    docs = _tree(tmp_path / "docs", {"a.md": f"# A\n\n{directive}\n"})
+    (docs / "crlf.md").write_bytes(b"# Steps\r\n\r\nstep 1\r\nstep 2\r\n")
+    (docs / "cr.md").write_bytes(b"# Steps\r\rstep 1\rstep 2\r")
+    assert _included(build_index([docs], tmp_path / "x.db").out)["a.md", "A"] == shown
+
+
 def test_names_are_read_from_the_root_the_file_or_the_roots_parent_and_never_outside(tmp_path: Path) -> None:
     outside = tmp_path / "secret.md"
     outside.write_text("the secret\n")
