@@ -60,12 +60,13 @@ def _front_matters(md: MarkdownIt) -> None:
 # Python-Markdown's admonition line (MkDocs; `???` and `???+` are pymdownx.details), as its
 # AdmonitionProcessor matches one: a type of word characters (more class names may follow), then
 # a title in quotes, if any. The admon plugin alone takes any text after the marker (`!!! Stop !!!`).
-_ADMONITION = re.compile(r'(?:!!!|\?\?\?\+?) ?([\w-]+)(?: +[\w-]+)*(?: +"([^\n]*)")? *')
+_ADMONITION = re.compile(r'(?:(?:!!!|\?\?\?\+?) ?([\w-]+)(?: +[\w-]+)*(?: +"([^\n]*)")?|\?\?\?\+? +"([^\n]*)") *')
 
 
 def _admonition_title(line: re.Match[str]) -> str:
-    """The title Python-Markdown shows: the quoted one ("" for `""`: none), else the type's name."""
-    quoted = line.group(2)
+    """The title Python-Markdown shows: the quoted one ("" for `""`: none), else the type's name.
+    pymdownx.details also takes a title with no type (`??? "Why?"`); an admonition does not."""
+    quoted = line.group(2) if line.group(3) is None else line.group(3)
     return line.group(1).title() if quoted is None else quoted
 
 

@@ -83,6 +83,7 @@ def test_every_block_rule_gives_markdown_its_tokens() -> None:
         "| a \\| b | `c \\| d` |\n|---|---|\n| x \\\\| y | z\\| |\n| \\|\\| | |\n",
         "!!! note\n    a\n\n\n    b",
         "- x\n\n    !!! tip \"T\"\n        a\n    b",
+        '??? "Why?"\n    a\n\n!!! "No type"\n    b\n',
         '=== "A"\n    a\n=== "B"\n\n    b\n',
         ":::: outer\n::: inner\na\n:::\n::::\n",
         ":::note\nnever closed\n# heading",
@@ -91,7 +92,7 @@ def test_every_block_rule_gives_markdown_its_tokens() -> None:
     ],
     ids=["empty", "one-char", "code-first-line", "unclosed-front-matter", "table-at-end", "delimiter-only",
          "quote-then-code", "list-with-code", "empty-items", "indented-heading", "tabs", "escaped-pipes",
-         "admonition-two-blank-lines", "admonition-in-a-list", "two-tabs", "nested-containers", "unclosed-container",
+         "admonition-two-blank-lines", "admonition-in-a-list", "details-without-a-type", "two-tabs", "nested-containers", "unclosed-container",
          "shortcode-over-a-blank-line", "shortcode-in-a-quote"],
 )
 def test_edge_cases_give_markdown_its_tokens(text: str) -> None:

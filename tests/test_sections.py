@@ -509,6 +509,9 @@ def _text_and_tokens(block: str) -> tuple[str, set[tuple[str, str, str]]]:
         ('- Load the shelves.\n\n    !!! note ""\n\n        Leave kiln-room-log gaps.\n',
          "T\nLoad the shelves.\nLeave kiln-room-log gaps.", set()),
         ("!!! danger loud\n    Hot.\n", "T\nDanger\nHot.", set()),
+        # pymdownx.details takes a title with no type; Python-Markdown's admonition does not
+        ('??? "Why does the kiln stall?"\n    Check KILN_MAX first.\n',
+         "T\nWhy does the kiln stall?\nCheck KILN_MAX first.", {("KILN_MAX", "env_var", "text")}),
         ('=== "Electric"\n\n    Set KILN_MAX with --cone-six.\n\n=== "Gas"\n\n    Open the damper-2 valve.\n',
          "T\nElectric\nSet KILN_MAX with --cone-six.\nGas\nOpen the damper-2 valve.",
          {("KILN_MAX", "env_var", "text"), ("--cone-six", "cli_flag", "text"), ("damper-2", "name", "text")}),
@@ -520,7 +523,7 @@ def _text_and_tokens(block: str) -> tuple[str, set[tuple[str, str, str]]]:
          "T\nFire slowly.\nKeep KILN_MAX low.", {("KILN_MAX", "env_var", "text")}),
     ],
     ids=["admonition-after-a-blank-line", "collapsible-admonition", "admonition-in-a-list-item",
-         "admonition-of-two-classes", "tabs",
+         "admonition-of-two-classes", "details-title-without-a-type", "tabs",
          "docusaurus-admonition", "docusaurus-title-after-a-space", "shortcode-lines"],
 )
 def test_docs_site_markup_is_read_as_its_text(block: str, text: str, tokens: set[tuple[str, str, str]]) -> None:
@@ -534,13 +537,14 @@ def test_docs_site_markup_is_read_as_its_text(block: str, text: str, tokens: set
     ("block", "text"),
     [
         ("!!! Stop !!!\n    Not an admonition.\n", "T\n!!! Stop !!!\n    Not an admonition."),
+        ('!!! "No type"\n    Not an admonition.\n', 'T\n!!! "No type"\n    Not an admonition.'),
         ('=== Tab without quotes\n    text\n', "T\n=== Tab without quotes\n    text"),
         ("::: \nNo name.\n", "T\n::: \nNo name."),
         ("{{< a >}} and words\n", "T\n{{< a >}} and words"),
         ("{{< never closed\n\nText.\n", "T\n{{< never closed\nText."),
         ("    !!! note\n        code\n", "T\n!!! note\n    code"),
     ],
-    ids=["not-python-markdown-s-admonition", "tab-title-unquoted", "no-container-name", "shortcode-and-words",
+    ids=["not-python-markdown-s-admonition", "admonition-without-a-type", "tab-title-unquoted", "no-container-name", "shortcode-and-words",
          "shortcode-never-closed", "indented-code"],
 )
 def test_lines_that_only_look_like_docs_site_markup_are_text(block: str, text: str) -> None:
