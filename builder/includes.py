@@ -130,8 +130,8 @@ def directives(text: str) -> list[tuple[int, str, Pick]]:
                 myst.options[option.group(1)] = option.group(2).strip()
             else:
                 opened = _MYST.match(line) if "include}" in line else None
-                myst = Myst(opened.group(1) == "literalinclude", {}) if opened is not None else None
-                if opened is not None and myst is not None:
+                myst = None if opened is None else Myst(opened.group(1) == "literalinclude", {})
+                if opened is not None:
                     found.append((offset, opened.group(2).rstrip(), myst))
             if fence:
                 block, escaped = not block, bool(fence.group(1))
@@ -472,7 +472,9 @@ class Includes:
         self.reads -= max(len(data or b""), READ_COST)
         if data is None or b"\0" in data:
             return None  # unreadable, or not text
-        text = data[:room].decode("utf-8", "ignore")
-        # (as mdfts.sections.normalize_text reads a page: BOM dropped, CRLF and CR as LF, so a
-        # selection's lines are the page's lines and no carriage return reaches the index)
-        return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+        # (read as a page is: BOM dropped, CRLF and CR as LF, so a selection's lines are the
+        # page's lines and no carriage return reaches the index. Imported here: mdfts.sections
+        # brings the parser, which discover, importing this module, does not need)
+        from mdfts.sections import normalize_text
+
+        return normalize_text(data[:room].decode("utf-8", "ignore"))
