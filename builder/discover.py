@@ -70,6 +70,9 @@ class FileSet:
     commit: str = ""
     commit_time: int = 0  # seconds since the epoch; 0 when unknown
     folder: str = ""  # the folder in the repository that `files`' paths are below ("": its root)
+    # other files below that folder that `files`' include directives name (a YAML snippet): read
+    # by the directives, not indexed (mdfts.github.Snapshot.assets)
+    assets: Mapping[str, bytes] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,7 +262,7 @@ def discover(
                     continue
                 keep(below_folder + name, folder, top_here)
     for fs in sets:
-        tree = Files(fs.files, fs.folder, fs.prefix if mixed else "")
+        tree = Files({**fs.assets, **fs.files} if fs.assets else fs.files, fs.folder, fs.prefix if mixed else "")
         for rel, data in sorted(fs.files.items()):
             path = f"{fs.prefix}/{rel}" if mixed else rel
             if claim(path, fs.name):

@@ -24,6 +24,7 @@ from typing import IO, Any
 
 from mdfts.discover import DEFAULT_INCLUDE, FileSet, wanted
 from mdfts.errors import MdftsError, display
+from mdfts.includes import MAX_BYTES, READ_COST, Files, Includes, may_include
 
 DEFAULT_API_URL = "https://api.github.com"
 API_VERSION = "2022-11-28"  # X-GitHub-Api-Version; GitHub Enterprise Server knows it too
@@ -38,6 +39,11 @@ MAX_FILE_BYTES = 8 << 20  # one kept file
 MAX_TOTAL_BYTES = 256 << 20  # all kept files of one source
 MAX_ARCHIVE_BYTES = 8 << 30  # every file in the tarball, kept or not (a decompression bomb stops here)
 MAX_HEADER_BYTES = 1 << 20  # one pax or long-name header, and all global pax headers together
+# files below PATH the selection leaves out, held while the archive is read in case an include
+# directive names one (each at most includes.MAX_BYTES, what a directive reads of a file, and
+# counting includes.READ_COST at least); past this, the rest are not held (a warning says so when
+# a kept page has directives)
+MAX_SPARE_BYTES = 64 << 20
 TIMEOUT = 60.0  # seconds without a byte before a request fails
 
 _OWNER = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})"
@@ -342,6 +348,9 @@ class Snapshot:
     commit_time: int
     files: dict[str, bytes]  # path relative to the source's PATH → bytes
     folder: str  # the folder of PATH that document paths are relative to
+    # files below PATH the selection leaves out (a YAML snippet, a code sample) that the include
+    # directives of `files` name, nested ones too: read by those directives, never indexed
+    assets: dict[str, bytes] = field(default_factory=dict)
 
 
 class BrokenOff(MdftsError):
@@ -416,14 +425,17 @@ def read_archive(
     expected_bytes: int | None = None,
 ) -> tuple[str | None, Snapshot]:
     """Read a (gzipped) tar stream front to back, keeping in memory only the regular files under
-    the source's PATH that the globs and discover's rules select; links, devices and absolute or
-    `..` names are skipped with a warning. Returns the commit named in the pax header (git archive
-    writes it), or None, and the snapshot.
+    the source's PATH that the globs and discover's rules select, and those of the others that
+    their include directives name (the snapshot's assets, as a build of a checkout reads them);
+    links, devices and absolute or `..` names are skipped with a warning. Returns the commit named
+    in the pax header (git archive writes it), or None, and the snapshot.
 
     :param strip: drop the first path component (GitHub's `owner-repo-sha7/` folder).
     :param expected_bytes: the Content-Length; a stream that ends before it raises BrokenOff.
     """
     files: dict[str, bytes] = {}
+    spare: dict[str, bytes] = {}  # the other regular files below PATH, for include directives
+    spare_bytes, dropped = 0, 0
     total, unpacked, mtime, folder, found = 0, 0, 0, source.path, not source.path
     counter = _Counting(stream, (lambda n: progress(n, len(files))) if progress else None, expected_bytes)
     name = str(source)
@@ -458,6 +470,17 @@ def read_archive(
                     rel = repo_path[len(source.path) + 1:] if source.path else repo_path
                     selected = wanted(rel, include, exclude)
                 if not selected:
+                    if member.isreg() and member.size <= MAX_BYTES:
+                        # (each counts READ_COST bytes at least: a million empty files is no
+                        # smaller in memory than a few GB of tar headers)
+                        cost = max(member.size, READ_COST)
+                        if spare_bytes + cost > MAX_SPARE_BYTES:
+                            dropped += 1
+                        else:
+                            extracted = tar.extractfile(member)
+                            assert extracted is not None  # a regular file
+                            spare[rel] = extracted.read()
+                            spare_bytes += cost
                     continue
                 if not member.isreg():
                     kind = "a link" if member.issym() or member.islnk() else "not a regular file"
@@ -489,7 +512,26 @@ def read_archive(
     if progress:
         progress(counter.count, len(files))
     commit = comment.strip() if comment and _SHA.match(comment.strip()) else None
-    return commit, Snapshot(commit or "", mtime, files, folder)
+    assets = _named_by_includes(files, spare, folder)
+    if dropped and warn and any(map(may_include, files.values())):
+        warn(f"{name}: {dropped:,} {'file' if dropped == 1 else 'files'} the selection leaves out came past the "
+             f"{MAX_SPARE_BYTES:,} bytes held for include directives; a directive naming one is left out")
+    return commit, Snapshot(commit or "", mtime, files, folder, assets)
+
+
+def _named_by_includes(files: Mapping[str, bytes], spare: Mapping[str, bytes], folder: str) -> dict[str, bytes]:
+    """The files of `spare` that the include directives of `files` name, or of a file those name
+    (nested), looked up as a build does (mdfts.includes), with the most room a document gets: a
+    superset of what the build reads, as the build reads per section within its own room."""
+    if not spare:
+        return {}
+    tree = Files({**spare, **files}, folder)
+    named: set[str] = set()
+    for rel, data in files.items():
+        if may_include(data):
+            read = Includes(tree, rel, MAX_BYTES).text(data.decode("utf-8", "ignore"))
+            named.update(read[1] if read else ())
+    return {rel: spare[rel] for rel in sorted(named) if rel in spare}
 
 
 # --- the cache ----------------------------------------------------------------------------------
@@ -529,8 +571,9 @@ def _digest(files: Mapping[str, bytes]) -> str:
 @dataclass(slots=True)
 class Cache:
     """root/github/OWNER/REPO/refs.json: ref → ETag and commit; COMMIT-KEY.tar: the chosen files of
-    a commit (KEY: PATH and globs) and their digest. A commit's files never change, so entries are
-    never stale; one whose files do not match its digest is a miss."""
+    a commit (KEY: PATH and globs), its assets (members marked `mdfts.asset`) and their digests.
+    A commit's files never change, so entries are never stale; one whose files do not match its
+    digests, or written before snapshots held assets (no assets digest), is a miss."""
 
     root: Path
 
@@ -561,27 +604,31 @@ class Cache:
         try:
             with tarfile.open(path, "r:") as tar:
                 meta = json.loads(tar.pax_headers.get("mdfts", "{}"))
-                files = {}
+                files: dict[str, bytes] = {}
+                assets: dict[str, bytes] = {}
                 for member in tar:
                     extracted = tar.extractfile(member) if member.isreg() and not _unsafe(member.name) else None
                     if extracted is not None:
-                        files[member.name] = extracted.read()
-            # A tar cut short at a member's end reads as a whole one with fewer files: the digest tells.
-            if meta.get("commit") != commit or meta.get("digest") != _digest(files):
+                        (assets if member.pax_headers.get("mdfts.asset") else files)[member.name] = extracted.read()
+            # A tar cut short at a member's end reads as a whole one with fewer files: the digests tell.
+            if (meta.get("commit") != commit or meta.get("digest") != _digest(files)
+                    or meta.get("assets_digest") != _digest(assets)):
                 return None
-            return Snapshot(commit, int(meta.get("commit_time", 0)), files, str(meta.get("folder", source.path)))
+            folder = str(meta.get("folder", source.path))
+            return Snapshot(commit, int(meta.get("commit_time", 0)), files, folder, assets)
         except (OSError, tarfile.TarError, ValueError, TypeError, AttributeError):
             return None
 
     def store(self, source: GitHubSource, key: str, snap: Snapshot) -> None:
         buffer = io.BytesIO()
         header = {"mdfts": json.dumps({"commit": snap.commit, "commit_time": snap.commit_time, "folder": snap.folder,
-                                       "digest": _digest(snap.files)})}
+                                       "digest": _digest(snap.files), "assets_digest": _digest(snap.assets)})}
         with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT, pax_headers=header) as tar:
-            for rel, data in sorted(snap.files.items()):
-                info = tarfile.TarInfo(rel)
-                info.size, info.mtime = len(data), snap.commit_time
-                tar.addfile(info, io.BytesIO(data))
+            for marks, held in (({}, snap.files), ({"mdfts.asset": "1"}, snap.assets)):
+                for rel, data in sorted(held.items()):
+                    info = tarfile.TarInfo(rel)
+                    info.size, info.mtime, info.pax_headers = len(data), snap.commit_time, marks
+                    tar.addfile(info, io.BytesIO(data))
         _write_atomic(self._repo(source) / f"{snap.commit}-{key}.tar", buffer.getvalue())
 
 
@@ -647,7 +694,7 @@ def fetch(
         _try(lambda: cache.remember(source, ref, etag, commit), warn)
     meta = {"source_ref": ref, "source_commit": commit, "source_path": source.path,
             "source_url": source_url_template(client.api_url, source, snap.folder)}
-    return FileSet(source.name, source.prefix, snap.files, meta, commit, snap.commit_time, snap.folder)
+    return FileSet(source.name, source.prefix, snap.files, meta, commit, snap.commit_time, snap.folder, snap.assets)
 
 
 def _download(client: GitHubClient, path: str, source: GitHubSource,

@@ -28,8 +28,9 @@ READS bytes of them. A name that cannot be read is left out, as the sites leave 
 the page still renders).
 
 The files are a folder on disk (`Folder`) or, for a `github:` source, the files its download
-holds in memory (`Files`: the markdown its selection fetched; a file it left out, a YAML snippet,
-is not read), looked up by the same rules.
+holds in memory (`Files`: the markdown its selection fetched, and the files below its PATH that
+those pages' directives name, a YAML snippet, kept from the same download), looked up by the
+same rules.
 """
 
 from __future__ import annotations

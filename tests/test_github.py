@@ -281,6 +281,88 @@ def test_same_index_as_a_local_clone_of_the_commit(github: FakeGitHub, clock: Cl
     assert _rows(local, "select count(*) from documents where last_commit is not null") == [(4,)]
 
 
+def test_files_that_include_directives_name_are_kept_from_the_download(github: FakeGitHub, clock: Clock,
+                                                                       clone: Path, tmp_path: Path) -> None:
+    """A YAML snippet, a code sample in a hidden folder, a page the globs leave out, and a file one
+    of those names: a build of the download reads them as a build of the checkout does, from the
+    download and then from the cache, and keeps no other file besides the markdown."""
+    docs = clone / "docs"
+    (docs / "examples" / ".ci").mkdir(parents=True)
+    (docs / "examples" / "values.yaml").write_text("replicas: 3\nimage: PAYMENTS_IMAGE_TAG\n")
+    (docs / "examples" / ".ci" / "check.py").write_text("print('CHECK_SAMPLE_TOKEN')\n")
+    (docs / "examples" / "nested.txt").write_text("--8<-- \"examples/leaf.conf\"\n")
+    (docs / "examples" / "leaf.conf").write_text("LEAF_SETTING=1\n")
+    (docs / "examples" / "unused.yaml").write_text("NOT_NAMED_ANYWHERE: 1\n")
+    (docs / "release.md").write_text(
+        "# Release\n\n## Values\n\n--8<-- \"examples/values.yaml\"\n\n## Check\n\n"
+        "```{literalinclude} examples/.ci/check.py\n```\n\n## Setup\n\n{!guides/setup.md!}\n\n"
+        "## Nested\n\n--8<-- \"examples/nested.txt\"\n")
+    sha = commit_all(clone, "A page with includes of files the globs leave out")
+    remote, cached, local = tmp_path / "remote.db", tmp_path / "cached.db", tmp_path / "local.db"
+    build_index([f"github:acme/handbook@{sha}:docs"], remote, github=_options(github, clock), exclude=["guides/setup.md"])
+    build_index([clone / "docs"], local, exclude=["guides/setup.md"])
+    assert _rows(remote, "select files from section_includes order by section_id") == [
+        ('["examples/values.yaml"]',), ('["examples/.ci/check.py"]',), ('["guides/setup.md"]',),
+        ('["examples/nested.txt", "examples/leaf.conf"]',)]
+    for table in ("sections", "tokens", "section_includes"):
+        assert _rows(remote, f"select * from {table} order by 1, 2") == _rows(local, f"select * from {table} order by 1, 2")
+    assert _rows(remote, """select heading from sections_full where id in (select rowid from sections_fts
+                            where sections_fts match '"PAYMENTS_IMAGE_TAG" OR "LEAF_SETTING"') order by id""") == [
+        ("Values",), ("Nested",)]
+    github.seen.clear()
+    build_index([f"github:acme/handbook@{sha}:docs"], cached, github=_options(github, clock), exclude=["guides/setup.md"])
+    assert github.seen == []  # a commit's snapshot, assets and all, from the cache
+    assert cached.read_bytes() == remote.read_bytes()
+    [entry] = (tmp_path / "cache").rglob("*.tar")
+    with tarfile.open(entry) as tar:
+        assert sorted(m.name for m in tar if m.pax_headers.get("mdfts.asset")) == [
+            "examples/.ci/check.py", "examples/leaf.conf", "examples/nested.txt", "examples/values.yaml",
+            "guides/setup.md"]
+
+
+def test_a_cache_entry_without_assets_is_a_miss(github: FakeGitHub, clock: Clock, tmp_path: Path) -> None:
+    """An entry written before snapshots held assets would build without the included files."""
+    build_index(["github:acme/handbook:docs"], tmp_path / "a.db", github=_options(github, clock))
+    [entry] = (tmp_path / "cache").rglob("*.tar")
+    with tarfile.open(entry) as tar:
+        meta = json.loads(tar.pax_headers["mdfts"])
+        members = [(m, tar.extractfile(m).read()) for m in tar]  # type: ignore[union-attr]
+    del meta["assets_digest"]
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT, pax_headers={"mdfts": json.dumps(meta)}) as tar:
+        for member, data in members:
+            tar.addfile(member, io.BytesIO(data))
+    entry.write_bytes(buffer.getvalue())
+    github.seen.clear()
+    build_index(["github:acme/handbook:docs"], tmp_path / "b.db", github=_options(github, clock))
+    assert [s.path.split("/")[4] if s.api else "download" for s in github.seen] == ["commits", "tarball", "download"]
+
+
+def test_files_held_for_includes_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:
+    import mdfts.github
+
+    data = _tar([("top/docs/page.md", b'# Page\n\n--8<-- "b.yaml"\n', tarfile.REGTYPE),
+                 ("top/docs/a.yaml", b"A_VALUE: 1\n" * 6, tarfile.REGTYPE),
+                 ("top/docs/b.yaml", b"B_VALUE: 1\n" * 4, tarfile.REGTYPE)])
+    monkeypatch.setattr(mdfts.github, "READ_COST", 1)
+    _, snap = read_archive(io.BytesIO(data), parse_source("github:a/b:docs"))
+    assert (sorted(snap.files), snap.assets) == (["page.md"], {"b.yaml": b"B_VALUE: 1\n" * 4})
+    monkeypatch.setattr(mdfts.github, "MAX_SPARE_BYTES", 100)
+    warnings: list[str] = []
+    _, snap = read_archive(io.BytesIO(data), parse_source("github:a/b:docs"), warn=warnings.append)
+    assert snap.assets == {}  # a.yaml's 66 bytes held, b.yaml's 44 more do not fit
+    assert warnings == ["github:a/b:docs: 1 file the selection leaves out came past the 100 bytes held for "
+                        "include directives; a directive naming one is left out"]
+    # an empty file counts READ_COST bytes: a million of them is no small thing to hold
+    monkeypatch.setattr(mdfts.github, "READ_COST", 10)
+    data = _tar([("top/docs/page.md", b'# Page\n\n--8<-- "b.yaml"\n', tarfile.REGTYPE),
+                 *[(f"top/docs/held/{i}.txt", b"", tarfile.REGTYPE) for i in range(25)]])
+    warnings.clear()
+    read_archive(io.BytesIO(data), parse_source("github:a/b:docs"), warn=warnings.append)
+    assert warnings == ["github:a/b:docs: 15 files the selection leaves out came past the 100 bytes held for "
+                        "include directives; a directive naming one is left out"]
+
+
 def test_mixed_sources_get_prefixes(github: FakeGitHub, clock: Clock, tmp_path: Path) -> None:
     local = tmp_path / "runbooks"
     local.mkdir()
