@@ -770,7 +770,8 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          share of its parts the query names: "hosts" names half of "Host-based", "git" half
 --          of GitLab (the head column holds its parts, git-lab, after the heading), though a
 --          part most sections hold (`wide`: the product's name in argocd-repo-server) is no
---          part the query left out. One highlight() of the heading column with every key term
+--          part the query left out; a word the query writes whole is one word named, not one
+--          and its parts again. One highlight() of the heading column with every key term
 --          ORed (hexpr), only for a candidate whose heading holds a compound and a term, or
 --          a term of several words (a phrase: "Door Left Open" for DoorLeftOpen names three
 --          words); other headings count the key terms their heading holds, as before (the
@@ -861,9 +862,17 @@ feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, te
             -- (per word: a heading word or a CamelCase word's parts (grp), and the share of its
             -- parts, stop words and wide words aside, that lie in a marked span (a phrase, like
             -- a kebab term, is marked as one span); NULL for a stop word; a CamelCase word counts
-            -- whole or by its parts, which the query rarely names both)
+            -- whole or by its parts: its parts are NULL when the word itself is marked, as the
+            -- query's own CamelCase term marks both, DocumentDB and its phrase "Document DB")
             select w.i >= length(s.heading) - length(replace(s.heading, ' ', '')) + 1,
-              case when w.v not glob '*[-_./]*' then
+              case when w.i >= length(s.heading) - length(replace(s.heading, ' ', '')) + 1
+                        and exists (select 1 from w as h
+                                    where h.i < length(s.heading) - length(replace(s.heading, ' ', '')) + 1
+                                      and (h.inside or instr(h.v, char(1)) > 0)
+                                      and instr(lower(replace(replace(h.v, char(1), ''), char(2), '')),
+                                                replace(lower(replace(replace(w.v, char(1), ''), char(2), '')), '-', '')) > 0)
+                   then null
+                   when w.v not glob '*[-_./]*' then
                 case when lower(rtrim(ltrim(replace(replace(w.v, char(1), ''), char(2), ''), '"''`([{<'), '"''`)]}>.,:;!?'))
                           in (select word from mdfts_stopwords union all select '') then null
                      when w.inside or instr(w.v, char(1)) > 0 or instr(w.v, char(2)) > 0 then 1.0 else 0.0 end

@@ -1640,6 +1640,24 @@ def test_hprec_counts_every_part_of_a_compound_heading_the_query_names(tmp_path:
     assert hprec("cracked hot") == pytest.approx(0.5)
 
 
+def test_a_camelcase_heading_word_the_query_writes_whole_counts_once(tmp_path: Path) -> None:
+    """A query that writes a heading's CamelCase word names that one word: KilnShelf marks the
+    word and, by its phrase "Kiln Shelf", the parts after the heading too, which counted it twice
+    (two thirds of "Reset the KilnShelf timer"). Its parts alone still name half of it."""
+    files = {
+        "kiln/shelf.md": "# Shelf\n\n## Reset the KilnShelf timer\n\nThe KilnShelf timer resets at dawn.\n",
+        **FILLER_TOOLS,
+    }
+    db = build_case(tmp_path, files)
+
+    def hprec(q: str) -> float:
+        return signal_by_heading(db, q, "hprec")["Reset the KilnShelf timer"]
+
+    assert hprec("KilnShelf") == pytest.approx(1 / 3, abs=1e-3)
+    assert hprec("KilnShelf timer") == pytest.approx(2 / 3, abs=1e-3)
+    assert hprec("kiln shelf timer") == pytest.approx(2 / 3, abs=1e-3)
+
+
 def test_a_phrasal_verb_names_one_heading_word_not_two(tmp_path: Path) -> None:
     """"clean up" finds "Purge" by both its words (mdfts_phrasal), but they name one word of
     "Purge the ash pit": a third of the heading (`hprec`), not two thirds."""
