@@ -847,13 +847,15 @@ feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, te
     case when nin = 0 then 0.0
          else coalesce((
            select (
-          with w(i, v, inside) as materialized (
+          with w(i, v, inside, grp) as materialized (
             -- (the head column's space-separated words, marked; inside: the word starts in a span;
-            -- none when no heading word is marked at all)
+            -- grp: the word is a CamelCase word's parts, after the heading's words; none when no
+            -- heading word is marked at all)
             select cast(j.key as integer), j.value,
               coalesce(sum(length(j.value) - length(replace(j.value, char(1), ''))
                            - length(j.value) + length(replace(j.value, char(2), ''))) over (
-                         order by cast(j.key as integer) rows between unbounded preceding and 1 preceding), 0) > 0
+                         order by cast(j.key as integer) rows between unbounded preceding and 1 preceding), 0) > 0,
+              cast(j.key as integer) >= length(s.heading) - length(replace(s.heading, ' ', '')) + 1
             from (select highlight(sections_fts, 3, char(1), char(2)) as h from sections_fts
                   where sections_fts match x.hx and rowid = s.id) as hl,
                  json_each('[' || replace(json_quote(hl.h), ' ', '","') || ']') as j
@@ -864,11 +866,10 @@ feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, te
             -- a kebab term, is marked as one span); NULL for a stop word; a CamelCase word counts
             -- whole or by its parts: its parts are NULL when the word itself is marked, as the
             -- query's own CamelCase term marks both, DocumentDB and its phrase "Document DB")
-            select w.i >= length(s.heading) - length(replace(s.heading, ' ', '')) + 1,
-              case when w.i >= length(s.heading) - length(replace(s.heading, ' ', '')) + 1
+            select w.grp,
+              case when w.grp
                         and exists (select 1 from w as h
-                                    where h.i < length(s.heading) - length(replace(s.heading, ' ', '')) + 1
-                                      and (h.inside or instr(h.v, char(1)) > 0)
+                                    where not h.grp and (h.inside or instr(h.v, char(1)) > 0)
                                       and instr(lower(replace(replace(h.v, char(1), ''), char(2), '')),
                                                 replace(lower(replace(replace(w.v, char(1), ''), char(2), '')), '-', '')) > 0)
                    then null
