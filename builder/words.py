@@ -60,8 +60,8 @@ def file_words(path: str) -> str:
 def heading_parts(heading: str) -> str:
     """The CamelCase parts of a heading's words, each word's parts joined by hyphens ("" when none
     split), searched with the heading: "GitLab CI" → "git-lab". FTS5 reads the parts as words;
-    the hyphens tell search.sql which parts make one heading word, so a query naming one part of
-    it names half of it."""
+    the hyphens tell search.sql which parts make one heading word, so a query that names each
+    part of it, apart, names that word."""
     if not _CAMEL.search(heading):
         return ""  # no word splits (most headings): a split point has a letter or digit on each side
     out: list[str] = []

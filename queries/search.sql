@@ -766,12 +766,14 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          candidate, so an ordinary word that is a token somewhere earns only its share;
 --   hprec  the share of the heading's words (stop words aside) the query names: a heading the
 --          query spells out in full ("Errors", "Breaking Changes") beats one it half matches;
---          a compound word of the heading (kebab, snake, dotted or CamelCase) counts in the
---          share of its parts the query names: "hosts" names half of "Host-based", "git" half
---          of GitLab (the head column holds its parts, git-lab, after the heading), though a
---          part most sections hold (`wide`: the product's name in argocd-repo-server) is no
---          part the query left out; a word the query writes whole is one word named, not one
---          and its parts again. One highlight() of the heading column with every key term
+--          a compound word of the heading (kebab, snake or dotted) counts in the share of its
+--          parts the query names: "hosts" names half of "Host-based", though a part most
+--          sections hold (`wide`: the product's name in argocd-repo-server) is no part the
+--          query left out; a CamelCase word (the head column holds its parts, git-lab, after
+--          the heading) is a name, of a product, a kind or an alert, and counts only when the
+--          query names all of it, whole or part by part: "git" names none of GitLab, and
+--          "api down" none of KubeAPIErrorsHigh; a word the query writes whole is one word
+--          named, not one and its parts again. One highlight() of the heading column with every key term
 --          ORed (hexpr), only for a candidate whose heading holds a compound and a term, or
 --          a term of several words (a phrase: "Door Left Open" for DoorLeftOpen names three
 --          words); other headings count the key terms their heading holds, as before (the
@@ -880,8 +882,8 @@ feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, te
               else (
                 -- (its parts, stop words and wide words aside, and the share of them the query
                 -- names: a part that holds a span's start, or lies in a span opened before it,
-                -- in an earlier part or word)
-                select sum(p.named) * 1.0 / nullif(count(*), 0)
+                -- in an earlier part or word; for a CamelCase word's parts, all of them or none)
+                select case when w.grp then sum(p.named) = count(*) else sum(p.named) * 1.0 / nullif(count(*), 0) end
                 from (select lower(replace(replace(j.value, char(1), ''), char(2), '')) as part,
                         instr(j.value, char(1)) > 0
                           or w.inside + coalesce(sum(length(j.value) - length(replace(j.value, char(1), ''))
