@@ -904,7 +904,14 @@ feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, te
                                                on p.verb = substr(c.n, 1, instr(c.n, ' ') - 1)
                                               and p.particle = substr(c.n, instr(c.n, ' ') + 1)
                                              where instr(c.n, ' ') > 0))), hcount) end,
-    fsh * fsh * fidf as file, fwith and fsh >= 1.0 as fwith, fnw,
+    -- (a short file name, three words at most, that the query names by words it writes apart
+    -- - "the kiln ... my controller" for kiln-controller.md - earns a quarter: such a name is
+    -- written whole, its words together, and words strewn over a question name something else
+    -- - the controller a probe sits on; unless a word of it stands in the words after with,
+    -- using or via, where the query names the tool; a long name, an alert's many parts, is
+    -- told part by part)
+    fsh * fsh * fidf * case when fapart and not fafter and fnw <= 3 then 0.25 else 1.0 end as file,
+    fwith and fsh >= 1.0 as fwith, fnw,
     ident, nexact, nident, terms, held, describes, kt, named, allhead, allident, anc, big
   from (
   select th.id, max(th.bm_n) as bm, max(th.hx) as hx,
@@ -929,7 +936,9 @@ feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, te
     -- (file, in the outer select: fsh, the file name's share the query names, squared, times
     -- fidf; fwith: a word of the file name is right after with, using or via, every word of
     -- it the query names stands in the fnw words after one of them, and with fsh 1 the query
-    -- names all of it; fnw: its number of words, see signal)
+    -- names all of it; fnw: its number of words, see signal; fafter: a word of it stands in the
+    -- fnw words after with, using or via, wherever else the query writes it ("kiln ... with kiln
+    -- vent"); fapart: the words of it the query names lie more than a word apart)
     min(1.0, (sum(case when not th.in_file then 0 when th.whole then th.nw else th.jw end) + max(th.nstop)) * 1.0 / max(th.nw))
       as fsh,
     sqrt(sum(th.idf * th.in_file) / max(th.total)) as fidf,
@@ -937,6 +946,10 @@ feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, te
       and sum(th.in_file and not exists (select 1 from raw as r where lower(r.v) in ('with', 'using', 'via')
                                           and th.pos between r.pos + 1 and r.pos + th.nw)) = 0 as fwith,
     max(th.nw) as fnw,
+    max(th.in_file and exists (select 1 from raw as r join raw as r2 on r2.pos between r.pos + 1 and r.pos + th.nw
+                               where lower(r.v) in ('with', 'using', 'via')
+                                 and rtrim(lower(r2.v), '?.,!;:') = lower(th.t))) as fafter,
+    max(case when th.in_file then th.pos end) - min(case when th.in_file then th.pos end) > sum(th.in_file) + 1 as fapart,
     sum(case when not th.ident then 0 when th.tok or th.in_doc or th.in_page then 1.0 else 0 end)
       / max(sum(th.ident), 1) as ident,
     sum(th.ident and (th.tok or th.in_doc)) as nexact, sum(th.ident) as nident,

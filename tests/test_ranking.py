@@ -1661,6 +1661,32 @@ def test_a_camelcase_heading_word_the_query_writes_whole_counts_once(tmp_path: P
     assert hprec("kiln shelf timer") == pytest.approx(2 / 3, abs=1e-3)
 
 
+def test_a_short_file_name_the_query_writes_apart_names_little(tmp_path: Path) -> None:
+    """"the kiln ... my controller" strews the words of kiln-controller.md over a question about
+    a probe: a short file name is written whole, so the page earns a quarter of its `file` share
+    and the options list that holds every word no longer beats the section that answers. Written
+    after with, the same words name the tool, and its page wins."""
+    files = {
+        "kiln/kiln-controller.md": (
+            "# kiln-controller\n\n## Options\n\n"
+            "- `--trust-probe`: trust the probe reading without a check\n"
+            "- `--probe-offset`: degrees to add to a replacement probe reading\n"
+            "- `--port`: the serial port of the controller\n"
+            "- `--log`: where the firing log goes\n"),
+        "kiln/probes.md": (
+            "# Probes\n\n## Fitting a replacement probe\n\nA new probe reads a few degrees off: fire a "
+            "cone pack, compare the bent cones with the reading and set the offset before the kiln will "
+            "trust it.\n"),
+        **FILLER_TOOLS,
+    }
+    db = build_case(tmp_path, files)
+    q = "how do I make the kiln trust a replacement probe on my controller"
+    assert [h.heading for h in mdfts.search(db, q, limit=2)] == ["Fitting a replacement probe", "Options"]
+    assert signal_by_heading(db, q, "file")["Options"] < 0.15
+    q = "trust a replacement probe with kiln controller"
+    assert mdfts.search(db, q, limit=1)[0].path == "kiln/kiln-controller.md"
+
+
 def test_a_phrasal_verb_names_one_heading_word_not_two(tmp_path: Path) -> None:
     """"clean up" finds "Purge" by both its words (mdfts_phrasal), but they name one word of
     "Purge the ash pit": a third of the heading (`hprec`), not two thirds."""
