@@ -204,7 +204,8 @@ insert into mdfts_synonyms (grp, word) values
   (42, 'previous'), (42, 'prior'),
   (43, 'app'), (43, 'application'),
   (44, 'memory'), (44, 'ram'),
-  (45, 'cpu'), (45, 'processor');
+  (45, 'cpu'), (45, 'processor'),
+  (46, 'allow'), (46, 'let');
 create index mdfts_synonyms_word on mdfts_synonyms(word, grp);
 
 -- Phrasal verbs: a verb and its particle that the docs usually write as one verb ("turn off"

@@ -492,6 +492,22 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "DoorLeftOpen alarm",
         ("kiln/alarms.md", "Door Left Open"),
     ),
+    # "let" and "allow" are one verb of permission (mdfts_synonyms): "how do I let apprentices
+    # fire ..." finds the section headed "Allow apprentices to fire ...", not one that says let.
+    "let-is-allow": (
+        {
+            **FILLER_TOOLS,
+            "kiln/access.md": (
+                "# Kiln access\n\n## Allow apprentices to fire on their own\n\nAdd the apprentice's badge "
+                "to the controller's list of firers; the controller then starts a firing from their badge "
+                "alone.\n"),
+            "kiln/apprentices.md": (
+                "# Apprentices\n\n## First weeks\n\nApprentices fire the kiln with a potter beside them and "
+                "let it cool overnight before they open it.\n"),
+        },
+        "how do I let apprentices fire the kiln on their own?",
+        ("kiln/access.md", "Allow apprentices to fire on their own"),
+    ),
     # A plural acronym in a file name is one word, as the query side reads it (PIDs, not PI + Ds):
     # "kiln PIDs tuning" names all of kiln-PIDs.md, which beats kiln.md's denser Tuning section.
     "plural-acronym-in-file-name": (
