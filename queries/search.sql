@@ -773,11 +773,11 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          the heading) is a name, of a product, a kind or an alert, and counts only when the
 --          query names all of it, whole or part by part: "git" names none of GitLab, and
 --          "api down" none of KubeAPIErrorsHigh; a word the query writes whole is one word
---          named, not one and its parts again. One highlight() of the heading column with every key term
---          ORed (hexpr), only for a candidate whose heading holds a compound and a term, or
---          a term of several words (a phrase: "Door Left Open" for DoorLeftOpen names three
---          words); other headings count the key terms their heading holds, as before (the
---          same share when each term names one word). It counts in the score (and in
+--          named, not one and its parts again. One highlight() of the heading column with
+--          every key term ORed (hexpr), only for a candidate whose heading holds a compound
+--          and a term, or a term of several words (a phrase: "Door Left Open" for DoorLeftOpen
+--          names three words); other headings count the key terms their heading holds, as
+--          before (the same share when each term names one word). It counts in the score (and in
 --          --explain) times min(1, 0.5 + cover), see base: a heading is evidence of what the
 --          section is about only as far as the section holds the question; one that a word or
 --          two of a long question name ("Further reading" for "... so a data-fix task can read
