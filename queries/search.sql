@@ -946,9 +946,10 @@ feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, te
       and sum(th.in_file and not exists (select 1 from raw as r where lower(r.v) in ('with', 'using', 'via')
                                           and th.pos between r.pos + 1 and r.pos + th.nw)) = 0 as fwith,
     max(th.nw) as fnw,
-    max(th.in_file and exists (select 1 from raw as r join raw as r2 on r2.pos between r.pos + 1 and r.pos + th.nw
-                               where lower(r.v) in ('with', 'using', 'via')
-                                 and rtrim(lower(r2.v), '?.,!;:') = lower(th.t))) as fafter,
+    -- (behind a CASE, so the raw query is read only for a term the file name holds)
+    max(case when th.in_file then exists (select 1 from raw as r join raw as r2 on r2.pos between r.pos + 1 and r.pos + th.nw
+                                          where lower(r.v) in ('with', 'using', 'via')
+                                            and rtrim(lower(r2.v), '?.,!;:') = lower(th.t)) else 0 end) as fafter,
     max(case when th.in_file then th.pos end) - min(case when th.in_file then th.pos end) > sum(th.in_file) + 1 as fapart,
     sum(case when not th.ident then 0 when th.tok or th.in_doc or th.in_page then 1.0 else 0 end)
       / max(sum(th.ident), 1) as ident,
