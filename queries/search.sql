@@ -1049,9 +1049,10 @@ weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, 
 -- instead?", "what do I do first"), or opens its condition ("what should I do?", "what should I do
 -- when ...", "what to do if ...") or a fix cue (fix, resolve, mitigate,
 -- ...), unless it asks how to check; chk: a check cue (check, verify, investigate, debug,
--- diagnose, troubleshoot, inspect; or tell, find out, work out, figure out, track down before an
--- indirect question - which, if, whether, why ...: "how can I tell whether", "how do I find out which" ask what is
--- the case, "work out a swap" does not) is the query's verb - within three words after "how"
+-- diagnose, troubleshoot, inspect; or tell, see, find, find out, work out, figure out, track down
+-- before an indirect question - which, if, whether, why ...: "how can I tell whether", "how can I
+-- see what", "how do I find out which" ask what is the case, "work out a swap" and "find a new
+-- one" do not) is the query's verb - within three words after "how"
 -- ("how do I check", "how would I verify"), or anywhere when there is no "how" - and no fix
 -- cue is (in "how do I get it accepted
 -- and check it first" the question is what to do); worked out once, in a step of its own: inside
@@ -1087,11 +1088,12 @@ asks(act, chk, rq, wq) as materialized (
           (select exists (select 1 from raw as d
                           left join raw as o1 on o1.pos = d.pos + 1 left join raw as o2 on o2.pos = d.pos + 2
                           where (lower(rtrim(d.v, '?.,;:!')) in (select cue from mdfts_roles where word = 'diagnosis')
-                                 -- (the word that opens the indirect question: after tell, or
-                                 -- after the particle of find out, work out, figure out, track down)
-                                 or case when lower(d.v) = 'tell' then lower(rtrim(o1.v, '?.,;:!'))
-                                         when lower(d.v) || ' ' || lower(o1.v) in ('find out', 'work out', 'figure out', 'track down')
-                                         then lower(rtrim(o2.v, '?.,;:!')) end
+                                 -- (the word that opens the indirect question: after the particle
+                                 -- of find out, work out, figure out, track down, else after tell,
+                                 -- see or find)
+                                 or case when lower(d.v) || ' ' || lower(o1.v) in ('find out', 'work out', 'figure out', 'track down')
+                                         then lower(rtrim(o2.v, '?.,;:!'))
+                                         when lower(d.v) in ('tell', 'see', 'find') then lower(rtrim(o1.v, '?.,;:!')) end
                                     in ('which', 'what', 'why', 'who', 'whose', 'where', 'when', 'whether', 'if', 'how'))
                             and (not exists (select 1 from raw where lower(v) = 'how')
                                  or exists (select 1 from raw as h where lower(h.v) = 'how' and d.pos between h.pos + 1 and h.pos + 3)))

@@ -1068,14 +1068,20 @@ def test_meaning_hands_to_mitigation_only_when_asked_what_to_do(tmp_path: Path, 
     ("a heating element of the kiln has burnt out, how do I work out a swap for it?", "Mitigation"),
     ("how do I check why a heating element of the kiln has burnt out?", "Diagnosis"),
     ("how do I work out why a heating element of the kiln keeps burning out?", "Diagnosis"),
+    ("how can I see which heating element of the kiln has burnt out?", "Diagnosis"),
+    ("how do I find which heating element of the kiln has burnt out?", "Diagnosis"),
+    ("a heating element of the kiln has burnt out, how do I find a new one?", "Mitigation"),
 ], ids=["asks-how-to-check", "check-comes-later", "asks-fix-too", "tell-whether", "find-out-which",
-        "work-out-if", "track-down-which", "work-out-a-thing", "check-why", "work-out-why"])
+        "work-out-if", "track-down-which", "work-out-a-thing", "check-why", "work-out-why",
+        "see-which", "find-which", "find-a-thing"])
 def test_diagnosis_takes_the_meaning_only_when_asked_how_to_check(tmp_path: Path, query: str, heading: str) -> None:
-    """"how do I check ..." asks for the Diagnosis, as do "tell", "find out", "work out",
-    "figure out" and "track down" before an indirect question (which, if, whether, why ...):
+    """"how do I check ..." asks for the Diagnosis, as do "tell", "see", "find", "find out",
+    "work out", "figure out" and "track down" before an indirect question (which, if, whether,
+    why ...):
     they ask what is the case; a "why" they open is what the check looks into, not a question
-    for the Meaning. A check cue far from "how", a fix cue beside it, or "work out"
-    with an object of its own ("work out a swap") leaves the question asking what to do."""
+    for the Meaning. A check cue far from "how", a fix cue beside it, or "work out" or "find"
+    with an object of its own ("work out a swap", "find a new one") leaves the question asking
+    what to do."""
     files, _, _ = CASES["asks-how-to-check-gets-diagnosis"]
     db = build_case(tmp_path, files)
     assert [h.heading for h in mdfts.search(db, query, limit=1)] == [heading]
