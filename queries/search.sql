@@ -395,7 +395,7 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
 -- term always gets in. Common words still count as evidence below; they just do not pick
 -- candidates.
 budget(n) as (select 2000),
-m(expr, all_, kx) as materialized (
+m(expr, all_, kx, fits) as materialized (
   -- (each phrase of the OR once: bm25 sums over the expression's phrases, so a single verb or a
   -- compound that both words of a pair find, "turn off" → disable, "roll back" → rollback,
   -- would count twice, and a rare one outweigh the query's own words; the AND below keeps it in
@@ -403,7 +403,7 @@ m(expr, all_, kx) as materialized (
   select coalesce((select group_concat(p.value, ' OR ')
                    from (select distinct j.value
                          from json_each('[' || replace(json_quote(x.expr), '\" OR \"', '\"","\"') || ']') as j) as p),
-                  '""'), x.all_, x.kx
+                  '""'), x.all_, x.kx, x.fits
   from (
   select group_concat(k.expr, ' OR ') as expr,
     -- (the AND of every key term, common ones too: bm25 scores at most `cap` of its rows, and
@@ -413,7 +413,9 @@ m(expr, all_, kx) as materialized (
     -- word is in more than ten budgets of rows stands in the AND as that word, aexpr in key;
     -- an identifier still must match as written)
     case when max(k.nkey) = 1 then '""' else coalesce(max(k.all_), '""') end as all_,
-    max(k.kx) as kx
+    max(k.kx) as kx,
+    -- (fits: even the cheapest key term is within the budget, for mx's file-name lookup)
+    min(k.cum) <= max(b.budget) as fits
   from (
     select expr, df, sum(df) over (order by df, pos rows unbounded preceding) as cum,
       row_number() over (order by df, pos) as nth, count(*) over () as nkey,
@@ -447,9 +449,17 @@ mcap(cap) as materialized (
 -- full below. The key terms come from m's row (kx, idf as 17 digits: see fts), so this step
 -- names m alone: as a step of its own naming key, with fts naming m beside it, it copied key's
 -- tree into the statement once more (~0.9 ms of its compile).
+-- ids also holds the page the query names by its whole file name ("<tool> basics" names
+-- tool.md): the 3 sections whose file name's words the OR matches every one of (most words
+-- first, then the shortest name). A tool's overview page loses the bm25 pools to its dozens of
+-- subcommand pages (tool-sub.md), each shorter and holding the tool's name as often; named, it
+-- is a candidate, and the file and heading signals weigh it. Looked up only when even the
+-- cheapest key term fits the budget, and in the first 200 rows whose file name holds a key term
+-- (highlight() marks each word the query names), so the cost stays bounded (~4% of p50 at 10k).
 mx(expr, all_, ids) as materialized (
   select m.expr, m.all_, (
     select ',' || group_concat(id, ',') || ',' from (
+      select id from (
       select id from (
         select tk.section_id as id, k.pos,
           max(k.idf * (1 + ((case tk.written when '' then tn.norm when '^' then upper(tn.norm) else tk.written end) = k.t)) * (1 + 0.5 * (tk.kind_source % 5 in (0, 1)))) / 3.0 as ev
@@ -461,7 +471,20 @@ mx(expr, all_, ids) as materialized (
         join token_norms as tn on tn.norm = k.n
         join token_rows as tk on tk.token_id = tn.id and tk.section_id between scope.lo and coalesce(k.cut, scope.hi)
         group by tk.section_id, k.pos)
-      group by id order by sum(ev) desc, id limit 10))
+      group by id order by sum(ev) desc, id limit 10)
+      union
+      select id from (
+        select id from (
+          -- (h: the file name's words, before the folder's, each the query names marked char(1))
+          select id, substr(h, 1, instr(h || ' /', ' /') - 1) as h
+          from (
+            select rowid as id, highlight(sections_fts, 1, char(1), '') as h
+            from sections_fts
+            where m.fits and sections_fts match '{file_words} : (' || m.expr || ')'
+              and rowid between (select lo from scope) and (select hi from scope)
+            limit 200))
+        where length(h) - length(replace(h, char(1), '')) = length(h) - length(replace(h, ' ', '')) + 1
+        order by length(h) - length(replace(h, char(1), '')) desc, length(h), id limit 3)))
   from m
 ),
 -- The two bm25 passes, as one row (j: a JSON array of [id, bm25, pass, x]; bm25 as text of 17

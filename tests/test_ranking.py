@@ -80,6 +80,25 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "kilnctl fire options",
         ("cli/kilnctl-fire.md", "Options"),
     ),
+    # A tool's own page among its many subcommand pages: "<tool> basics" names tool.md in full,
+    # though the shorter tool-sub.md pages, each holding the tool's name as often, fill bm25's pools.
+    "tool-page-among-its-subcommands": (
+        {
+            **{f"pages/kilnctl-{sub}.md": (
+                f"# kilnctl {sub}\n\n> Run the {sub} step of a kiln.\n> More information: "
+                f"<https://kiln.example/kilnctl/kilnctl-{sub}.html>.\n\n- Run it:\n\n`kilnctl {sub}`\n")
+               for sub in ("fire list start stop vent cool drain load unload pause resume status logs config "
+                           "version help login logout update upgrade install remove backup restore export "
+                           "import check test clean shelf").split()},
+            "pages/kilnctl.md": (
+                "# kilnctl\n\n> Control kilns from the shell.\n> Some subcommands such as `fire` have their "
+                "own usage documentation.\n> More information: <https://kiln.example/kilnctl>.\n\n"
+                "- Fire a kiln:\n\n`kilnctl fire {{kiln_name}}`\n\n- List the kilns:\n\n`kilnctl list`\n"),
+            **FILLER_TOOLS,
+        },
+        "kilnctl basics",
+        ("pages/kilnctl.md", None),
+    ),
     # index.md takes its folder's name; the extension names nothing.
     "index-md-folder": (
         {
