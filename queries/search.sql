@@ -340,15 +340,13 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
       -- (five letters are enough for that: setup → "set up", login → "log in"); NULL when no
       -- split holds. The reverse of comp. It goes into expr (apartok) only when the index holds
       -- the compound itself in one section at most (part's count): where the docs write it as
-      -- one word, "clean up" would dilute what "cleanup" finds in bm25. Else, for a compound
-      -- that ends in a particle (a phrasal verb written as one word: rollback, setup, shutdown,
-      -- failover), it goes into hexpr only (`hapart`): the candidates' own lookups (hit) see
-      -- "Rolling back a migration" and "Setting up rbenv" hold what "rollback" and "setup" ask
-      -- for - porter's stems meet the verb's forms - while what picks the candidates and feeds
-      -- bm25 stays as it was)
+      -- one word, "clean up" would dilute what "cleanup" finds in bm25. Else it goes into hexpr
+      -- only (`hapart`): the candidates' own lookups (hit) see "Rolling back a migration",
+      -- "Setting up rbenv" and "Pre-requisites" hold what "rollback", "setup" and
+      -- "prerequisites" ask for - porter's stems meet the verb's forms - while what picks the
+      -- candidates and feeds bm25 stays as it was)
       case when not part.ident and length(part.n) >= 5 and part.n not glob '*[^a-z]*'
-                and (part.cnt <= 1 or part.n glob '*up' or part.n glob '*in' or part.n glob '*on' or part.n glob '*off'
-                     or part.n glob '*out' or part.n glob '*down' or part.n glob '*back' or part.n glob '*over') then (
+                then (
         select group_concat('"' || substr(part.n, 1, k.i) || ' ' || substr(part.n, k.i + 1) || '"', ' OR ')
         from (with recursive c(i) as (select 3 union all select i + 1 from c where i < length(part.n) - 2)
               select i from c) as k
