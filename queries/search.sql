@@ -247,7 +247,9 @@ part(pos, w, df, idf, wide, pw, t, n, strong, ident, tok, prv, nxt, asksym, cnt)
 -- then up to 4 more, the commonest of which are dropped only while together they weigh at most
 -- a tenth of the idf of the 12 rarest (a cap by weight, not count: past the eighth, words that
 -- weigh little go, but "remove" in a question whose rarest words are "everything", "along" and
--- "first" stays; the cap bounds the lookups per candidate), each with its idf (of its rarest
+-- "first" stays; the cap bounds the lookups per candidate; a term right after with, using or
+-- via stays whatever its weight: it names the tool to use, "..., using git archive", where
+-- "git" is the commonest word of a long question), each with its idf (of its rarest
 -- word: a phrase is as rare as its rarest word; an identifier the index holds, of its token:
 -- it matches only as written), its
 -- FTS5 expression (the quoted term, ORed with its synonyms' words - a plural finds its
@@ -381,7 +383,7 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
     group by part.pos
     order by df, part.pos
     limit 12 offset 0))  -- (not flattened: comp is used twice)
-    where nth <= 8 or tail > 0.1 * tot
+    where nth <= 8 or tail > 0.1 * tot or aw
     order by df, pos))
   limit -1 offset 0)  -- (nor this: expr is used twice)
 ),

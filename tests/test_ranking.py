@@ -99,6 +99,22 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "kilnctl basics",
         ("pages/kilnctl.md", None),
     ),
+    # The tool after "using" stays a key term though it is the commonest word of a long
+    # question (past the eighth term, the commonest go while they weigh little): it names the
+    # page ("using kilnctl vent" names kilnctl-vent.md in full).
+    "tool-after-using-stays-a-key-term": (
+        {
+            **{f"pages/kilnctl-{sub}.md": (
+                f"# kilnctl {sub}\n\n> {sub.capitalize()} a kiln from the shell.\n\n- {sub.capitalize()} "
+                f"the kiln:\n\n`kilnctl {sub} {{{{kiln_name}}}}`\n")
+               for sub in "fire list start stop vent cool drain load unload pause resume status".split()},
+            "pages/bricks.md": "# bricks\n\n> Fold the damper shim flush.\n\n`bricks lay`\n",
+            "pages/ports.md": "# ports\n\n> Mind the spyhole plug, the bung and the lintel.\n\n`ports check`\n",
+            **FILLER_TOOLS,
+        },
+        "fold each damper shim flush at the spyhole plug, bung and lintel, using kilnctl vent",
+        ("pages/kilnctl-vent.md", None),
+    ),
     # index.md takes its folder's name; the extension names nothing.
     "index-md-folder": (
         {
