@@ -247,9 +247,10 @@ part(pos, w, df, idf, wide, pw, t, n, strong, ident, tok, prv, nxt, asksym, cnt)
 -- then up to 4 more, the commonest of which are dropped only while together they weigh at most
 -- a tenth of the idf of the 12 rarest (a cap by weight, not count: past the eighth, words that
 -- weigh little go, but "remove" in a question whose rarest words are "everything", "along" and
--- "first" stays; the cap bounds the lookups per candidate; a term right after with, using or
--- via stays whatever its weight: it names the tool to use, "..., using git archive", where
--- "git" is the commonest word of a long question), each with its idf (of its rarest
+-- "first" stays; the cap bounds the lookups per candidate; the two terms right after with,
+-- using or via stay whatever their weight: they name the tool to use, "..., using git archive",
+-- where "git" is the commonest word of a long question, "with aws logs, how do I ..."), each
+-- with its idf (of its rarest
 -- word: a phrase is as rare as its rarest word; an identifier the index holds, of its token:
 -- it matches only as written), its
 -- FTS5 expression (the quoted term, ORed with its synonyms' words - a plural finds its
@@ -310,6 +311,9 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
     from (
     select part.pos, part.t, part.n, part.strong, part.ident, part.tok, part.asksym,
       coalesce(part.prv in ('with', 'using', 'via'), 0) as aw,
+      -- (aw2: the second word after with, using or via: a tool's name of two words, "with cargo
+      -- install", "using git archive", is kept whole; see the WHERE below)
+      exists (select 1 from raw as r where lower(r.v) in ('with', 'using', 'via') and r.pos = part.pos - 2) as aw2,
       -- (an identifier the index holds matches only as written: it is as rare as that token)
       case when part.strong then min(min(part.df), coalesce((select df from token_df where norm = part.n), 1))
            else min(part.df) end as df,
@@ -383,7 +387,7 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
     group by part.pos
     order by df, part.pos
     limit 12 offset 0))  -- (not flattened: comp is used twice)
-    where nth <= 8 or tail > 0.1 * tot or aw
+    where nth <= 8 or tail > 0.1 * tot or aw or aw2
     order by df, pos))
   limit -1 offset 0)  -- (nor this: expr is used twice)
 ),

@@ -115,6 +115,20 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "fold each damper shim flush at the spyhole plug, bung and lintel, using kilnctl vent",
         ("pages/kilnctl-vent.md", None),
     ),
+    # So does the second word after "with", a tool's name of two words, though its second word
+    # is the commonest of the question ("logs" on a dozen pages).
+    "two-word-tool-after-with-stays": (
+        {
+            **{f"pages/logger{i}.md": f"# logger{i}\n\n> Keep the logs of bench {i} and read the logs.\n\n`logger{i} logs`\n"
+               for i in range(12)},
+            "pages/kilnctl-logs.md": "# kilnctl logs\n\n> Show the logs of a kiln.\n\n`kilnctl logs {{kiln_name}}`\n",
+            "pages/kilnctl-vent.md": "# kilnctl vent\n\n> Vent a kiln from the shell.\n\n`kilnctl vent {{kiln_name}}`\n",
+            "pages/bricks.md": "# bricks\n\n> Fold the damper shim flush.\n\n`bricks lay`\n",
+            "pages/ports.md": "# ports\n\n> Mind the spyhole plug, the bung and the lintel.\n\n`ports check`\n",
+        },
+        "with kilnctl logs, how do I fold each damper shim flush at the spyhole plug, bung and lintel?",
+        ("pages/kilnctl-logs.md", None),
+    ),
     # index.md takes its folder's name; the extension names nothing.
     "index-md-folder": (
         {
