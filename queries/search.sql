@@ -453,13 +453,15 @@ mcap(cap) as materialized (
 -- full below. The key terms come from m's row (kx, idf as 17 digits: see fts), so this step
 -- names m alone: as a step of its own naming key, with fts naming m beside it, it copied key's
 -- tree into the statement once more (~0.9 ms of its compile).
--- ids also holds the page the query names by its whole file name ("<tool> basics" names
--- tool.md): the 3 sections whose file name's words the OR matches every one of (most words
--- first, then the shortest name). A tool's overview page loses the bm25 pools to its dozens of
--- subcommand pages (tool-sub.md), each shorter and holding the tool's name as often; named, it
--- is a candidate, and the file and heading signals weigh it. Looked up only when even the
--- cheapest key term fits the budget, and in the first 200 rows whose file name holds a key term
--- (highlight() marks each word the query names), so the cost stays bounded (~4% of p50 at 10k).
+-- ids also holds the pages the query names by their whole file name ("<tool> basics" names
+-- tool.md, "compliance-exporter graphs" compliance-exporter.md): of the 3 sections whose file
+-- name the OR matches in full (most words first, then the shortest name), each page's 2 best
+-- sections by bm25 (one FTS5 lookup in the page's range of ids). A tool's overview page loses
+-- the bm25 pools to its dozens of subcommand pages (tool-sub.md), each shorter and holding the
+-- tool's name as often, and a service's page to the many sections that mention the service
+-- and the query's common words; named, they are candidates, and the file and heading signals
+-- weigh them. Looked up only when even the cheapest key term fits the budget, and in the first
+-- 200 rows whose file name holds a key term, so the cost stays bounded (~4% of p50 at 10k).
 mx(expr, all_, ids) as materialized (
   select m.expr, m.all_, (
     select ',' || group_concat(id, ',') || ',' from (
@@ -477,18 +479,29 @@ mx(expr, all_, ids) as materialized (
         group by tk.section_id, k.pos)
       group by id order by sum(ev) desc, id limit 10)
       union
-      select id from (
+      select best.value from (
         select id from (
-          -- (h: the file name's words, before the folder's, each the query names marked char(1))
-          select id, substr(h, 1, instr(h || ' /', ' /') - 1) as h
+          -- (h: the file name's words, before the folder's, each match the query makes between
+          -- char(1) and char(2), neighbouring matches joined: a phrase, compliance-exporter, is
+          -- one match of two words; it names every word when one match spans the whole name)
+          select id, replace(substr(h, 1, instr(h || ' /', ' /') - 1), char(2) || ' ' || char(1), ' ') as h
           from (
-            select rowid as id, highlight(sections_fts, 1, char(1), '') as h
+            select rowid as id, highlight(sections_fts, 1, char(1), char(2)) as h
             from sections_fts
             where m.fits and sections_fts match '{file_words} : (' || m.expr || ')'
               and rowid between (select lo from scope) and (select hi from scope)
             limit 200))
-        where length(h) - length(replace(h, char(1), '')) = length(h) - length(replace(h, ' ', '')) + 1
-        order by length(h) - length(replace(h, char(1), '')) desc, length(h), id limit 3)))
+        where h glob char(1) || '*' || char(2) and instr(substr(h, 2), char(1)) = 0
+        order by length(h) - length(replace(h, ' ', '')) desc, length(h), id limit 3) as n
+      join sections as ns on ns.id = n.id
+      join json_each((
+        select json_group_array(id) from (
+          select rowid as id from sections_fts
+          where sections_fts match m.expr
+            and rowid between (select min(o.id) from sections as o where o.document_id = ns.document_id)
+                          and (select max(o.id) from sections as o where o.document_id = ns.document_id)
+          order by bm25(sections_fts, 1.0, 3.0, 2.0, 4.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5)
+          limit 2))) as best))
   from m
 ),
 -- The two bm25 passes, as one row (j: a JSON array of [id, bm25, pass, x]; bm25 as text of 17

@@ -1749,6 +1749,26 @@ def test_a_camelcase_heading_word_the_query_writes_whole_counts_once(tmp_path: P
     assert hprec("kiln shelf timer") == pytest.approx(2 / 3, abs=1e-3)
 
 
+def test_a_page_the_query_names_by_its_file_name_is_a_candidate(tmp_path: Path) -> None:
+    """"glaze-mixer graphs and paging thresholds": thirty Escalation sections that page and
+    show a dashboard (graphs' synonym) fill bm25's pools, and thirty more mention glaze-mixer;
+    the page named glaze-mixer.md is still looked up by its file name, and its best section by
+    bm25 (the one that holds the dashboard) is a candidate."""
+    files = {
+        "deploy/glaze-mixer.md": (
+            "# Glaze mixer deployment\n\n## Rollback procedure\n\nRedeploy the previous image tag and wait "
+            "for the first batch.\n\n## Monitoring and alerts\n\nThe dashboard shows batch weight per minute, "
+            "and an alert fires on five per cent drift.\n"),
+        **{f"runbooks/r{i}.md": (
+            f"# Runbook {i}\n\n## Dependencies\n\nLine {i} reads its recipes from glaze-mixer.\n\n"
+            f"## Escalation\n\nIf batches stall on line {i}, check the dashboard; paging goes to the glaze "
+            "on-call, and paging again after an hour.\n") for i in range(30)},
+    }
+    db = build_case(tmp_path, files)
+    hits = mdfts.search(db, "glaze-mixer graphs and paging thresholds", limit=50)
+    assert ("deploy/glaze-mixer.md", "Monitoring and alerts") in [(h.path, h.heading) for h in hits]
+
+
 def test_a_short_file_name_the_query_writes_apart_names_little(tmp_path: Path) -> None:
     """"the kiln ... my controller" strews the words of kiln-controller.md over a question about
     a probe: a short file name is written whole, so the page earns a quarter of its `file` share
