@@ -1141,7 +1141,8 @@ asks(act, chk, rq, wq) as materialized (
                                   where lower(rtrim(v, '?.,;:!')) in (select cue from mdfts_roles where word = 'mitigation')) as chk)
 ),
 -- The score before `answer`; sym: where a page describes its problem, when the query describes
--- something (two or more words that are not identifiers) and does not ask for symptoms: a
+-- something (two or more words that are not identifiers) or asks what to do (an alert's name is
+-- enough then: "what should I do when X fires?") and does not ask for symptoms: a
 -- Symptoms heading, or one that diagnoses (Investigation, Cause: mdfts_roles, cue
 -- 'why') or, when the query asks what to do (`act`, see asks: "how do I", "what should I do"),
 -- one that says what the problem is (a runbook's Meaning, Description or Impact: cues 'mean'
@@ -1180,7 +1181,7 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
          and not a.wq
          and case when a.chk then lower(trim(s.heading)) not in (select word from mdfts_roles where cue = 'check')
                   else lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'why') or a.act end))
-      and g.describes
+      and (g.describes or a.act)
     or (a.rq and g.role = 0 and lower(trim(s.heading)) in (select word from mdfts_roles)),
     (a.rq and g.role > 0 and lower(trim(s.heading)) in (select word from mdfts_roles))
     or ((not a.rq or g.role > 0) and exists (select 1 from mdfts_roles
