@@ -500,6 +500,7 @@ mx(expr, all_, ids) as materialized (
           where sections_fts match m.expr
             and rowid between (select min(o.id) from sections as o where o.document_id = ns.document_id)
                           and (select max(o.id) from sections as o where o.document_id = ns.document_id)
+          -- (the column weights of fts's passes: a test holds the three lists equal)
           order by bm25(sections_fts, 1.0, 3.0, 2.0, 4.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5)
           limit 2))) as best))
   from m

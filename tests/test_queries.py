@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -56,6 +57,15 @@ def test_token_header_names_every_source() -> None:
     header = " ".join(line.removeprefix("--").strip() for line in text.splitlines() if line.startswith("--"))
     listed = header.split("source (", 1)[1].split(")", 1)[0].replace(" or ", ", ")
     assert tuple(listed.split(", ")) == SOURCES
+
+
+def test_every_bm25_in_search_weighs_the_columns_alike() -> None:
+    """search.sql calls bm25() in three places (the OR pass, the AND pass, a named page's best
+    sections); SQL has no constant to share the column weights, so they are written out in each.
+    They must be one list, or the passes would rank by different scores."""
+    sql = (QUERIES_DIR / "search.sql").read_text(encoding="utf-8")
+    weights = re.findall(r"bm25\(sections_fts, ([^)]*)\)", sql)
+    assert len(weights) == 3 and len(set(weights)) == 1, weights
 
 
 def test_parse_query_needs_a_header() -> None:
