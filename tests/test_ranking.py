@@ -40,6 +40,13 @@ def tool_page(name: str, summary: str, step: str, command: str) -> str:
 # Four one-line tool pages, so that the words of the pages a case is about are rare ones.
 FILLER_TOOLS = {f"pages/tool{i}.md": f"# tool{i}\n\n> Wedge clay on bench {i}.\n\n`tool{i} wedge`\n" for i in range(4)}
 
+# Two tool pages that between them hold the task words of the with/using cases below, each
+# only some of them, so the tool the question names after "using" or "with" is what decides.
+DAMPER_TASK_PAGES = {
+    "pages/bricks.md": "# bricks\n\n> Fold the damper shim flush.\n\n`bricks lay`\n",
+    "pages/ports.md": "# ports\n\n> Mind the spyhole plug, the bung and the lintel.\n\n`ports check`\n",
+}
+
 KILN_VENT_PAGE = {
     "alerts/KilnVentStuck.md": (
         "# KilnVentStuck\n\n## Meaning\n\nThe kiln vent motor has not moved for ten minutes while the kiln "
@@ -108,8 +115,7 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
                 f"# kilnctl {sub}\n\n> {sub.capitalize()} a kiln from the shell.\n\n- {sub.capitalize()} "
                 f"the kiln:\n\n`kilnctl {sub} {{{{kiln_name}}}}`\n")
                for sub in "fire list start stop vent cool drain load unload pause resume status".split()},
-            "pages/bricks.md": "# bricks\n\n> Fold the damper shim flush.\n\n`bricks lay`\n",
-            "pages/ports.md": "# ports\n\n> Mind the spyhole plug, the bung and the lintel.\n\n`ports check`\n",
+            **DAMPER_TASK_PAGES,
             **FILLER_TOOLS,
         },
         "fold each damper shim flush at the spyhole plug, bung and lintel, using kilnctl vent",
@@ -123,8 +129,7 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
                for i in range(12)},
             "pages/kilnctl-logs.md": "# kilnctl logs\n\n> Show the logs of a kiln.\n\n`kilnctl logs {{kiln_name}}`\n",
             "pages/kilnctl-vent.md": "# kilnctl vent\n\n> Vent a kiln from the shell.\n\n`kilnctl vent {{kiln_name}}`\n",
-            "pages/bricks.md": "# bricks\n\n> Fold the damper shim flush.\n\n`bricks lay`\n",
-            "pages/ports.md": "# ports\n\n> Mind the spyhole plug, the bung and the lintel.\n\n`ports check`\n",
+            **DAMPER_TASK_PAGES,
         },
         "with kilnctl logs, how do I fold each damper shim flush at the spyhole plug, bung and lintel?",
         ("pages/kilnctl-logs.md", None),
