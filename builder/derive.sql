@@ -208,6 +208,21 @@ insert into mdfts_synonyms (grp, word) values
   (46, 'allow'), (46, 'let');
 create index mdfts_synonyms_word on mdfts_synonyms(word, grp);
 
+-- A plain word a question uses for a term of the docs: machine for node, cap for limit, copies
+-- for replicas, room for space, an allowance for a quota, drop for delete. The word also
+-- searches the term; the term does not search the word (one way, unlike mdfts_synonyms): a
+-- question that says "limit" asks about limits, and the docs' rare "cap" (Ceph's MDS caps are
+-- capabilities) would only bring a high idf for another meaning. A term is a word the docs
+-- write; porter matches its plural, and the query word matches as written, less or plus a final s.
+create table mdfts_plain (
+  word text not null,   -- a query word, lower-case
+  term text not null,   -- a word of the docs it also searches
+  primary key (word, term)
+) without rowid;
+insert into mdfts_plain (word, term) values
+  ('machine', 'node'), ('host', 'node'), ('cap', 'limit'), ('copy', 'replica'), ('copies', 'replica'),
+  ('room', 'space'), ('allowance', 'quota'), ('allowance', 'limit'), ('drop', 'delete'), ('drop', 'remove');
+
 -- Phrasal verbs: a verb and its particle that the docs usually write as one verb ("turn off"
 -- where they say "disable", "get rid of" for "remove", "spin up" for "create"), the common ones
 -- of software and ops writing, from general English usage (not from any query set). A query

@@ -258,7 +258,8 @@ part(pos, w, df, idf, wide, pw, t, n, strong, ident, tok, prv, nxt, asksym, cnt)
 -- them one word - with the compound it makes with a neighbour, when the index holds it: "roll
 -- back" finds Rollback, "set up" finds setup - and, for a phrasal verb's verb and particle,
 -- with the single verbs the docs write instead: "turn off" finds disable, by each of its two
--- words, as a compound does; mdfts_phrasal) and the query's total idf; nparts:
+-- words, as a compound does; mdfts_phrasal - and with the docs' terms for a plain word, one
+-- way: "machine" finds node, "node" does not find machine; mdfts_plain) and the query's total idf; nparts:
 -- how many words the term has; jw: 1, or 1/2 for each of two words making such a compound;
 -- wide: more than half of the sections hold each of its words in their own text, not only in
 -- their path (term_df.wide: a product's own name in its docs, not a folder's), unless every
@@ -327,6 +328,8 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
           select s2.word as w
           from mdfts_synonyms as s1 join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
           where s1.word in (part.n, rtrim(part.n, 's'), part.n || 's')
+          union all
+          select p.term from mdfts_plain as p where p.word in (part.n, rtrim(part.n, 's'), part.n || 's')
           union all
           -- (a phrasal verb, mdfts_phrasal: the verb, in a regular form, then its particle, and
           -- each of the two finds the single verbs, as both words of a compound find it; the
@@ -1206,6 +1209,7 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
 -- query's order, neither an identifier ("mon settings" in "CephCluster mon settings": an
 -- identifier is weighed as written, by exact and ident), each as FTS5 expressions that find the
 -- two within a word of each other, in either order: expr as written; syn by a synonym of either
+-- (or the docs' term for a plain word, mdfts_plain)
 -- (NULL when neither has one), looked up only when expr fails. A term's compounds are left out
 -- ("argo cd" -> argocd would find the one word twice). They are worked out from the key terms
 -- each row carries (kt), for each of the eight: as a step of their own, naming key, they copied
@@ -1251,10 +1255,12 @@ close as materialized (
                             (select group_concat('NEAR("' || replace(x.v, '"', '""') || '" "' || replace(y.v, '"', '""') || '", 1)', ' OR ')
                              from (select a.t as v union select s2.word from mdfts_synonyms as s1
                                    join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
-                                   where s1.word in (a.n, rtrim(a.n, 's'), a.n || 's')) as x,
+                                   where s1.word in (a.n, rtrim(a.n, 's'), a.n || 's')
+                                   union select p.term from mdfts_plain as p where p.word in (a.n, rtrim(a.n, 's'), a.n || 's')) as x,
                                   (select a.bt as v union select s2.word from mdfts_synonyms as s1
                                    join mdfts_synonyms as s2 on s2.grp = s1.grp and s2.word <> s1.word
-                                   where s1.word in (a.bn, rtrim(a.bn, 's'), a.bn || 's')) as y
+                                   where s1.word in (a.bn, rtrim(a.bn, 's'), a.bn || 's')
+                                   union select p.term from mdfts_plain as p where p.word in (a.bn, rtrim(a.bn, 's'), a.bn || 's')) as y
                              where x.v <> a.t or y.v <> a.bt) as syn,
                             ' NOT ((' || a.hx || ') AND (' || a.bhx || ')))' as halt
                           from (select pos, t, n, ident, hx, lead(pos) over w as bpos, lead(t) over w as bt, lead(n) over w as bn,

@@ -579,6 +579,19 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "how do I let apprentices fire the kiln on their own?",
         ("kiln/access.md", "Allow apprentices to fire on their own"),
     ),
+    # A plain word a question uses also searches the docs' term for it (mdfts_plain): "how many
+    # copies of the kiln controller run?" asks about its replicas, not the manual printed in copies.
+    "plain-word-finds-the-docs-term": (
+        {
+            **FILLER_TOOLS,
+            "kiln/controller.md": (
+                "# Kiln controller\n\n## Replicas\n\nThree replicas run side by side, so a firing goes on "
+                "when one of them stops.\n\n## Manual\n\nPrint two copies of the kiln controller manual and "
+                "run them past the office.\n"),
+        },
+        "how many copies of the kiln controller run?",
+        ("kiln/controller.md", "Replicas"),
+    ),
     # A plural acronym in a file name is one word, as the query side reads it (PIDs, not PI + Ds):
     # "kiln PIDs tuning" names all of kiln-PIDs.md, which beats kiln.md's denser Tuning section.
     "plural-acronym-in-file-name": (
@@ -961,6 +974,18 @@ def test_mechanism_first_hit(tmp_path: Path, case: str) -> None:
     db = build_case(tmp_path, files)
     hits = mdfts.search(db, q, limit=3)
     assert [(h.path, h.heading if first[1] is not None else None) for h in hits][:1] == [first]
+
+
+def test_a_plain_word_finds_the_docs_term_but_not_the_other_way(tmp_path: Path) -> None:
+    """mdfts_plain is one way: "cap" also searches limit, but a question that says "limit" does
+    not find a section that only says cap (a rare word of another meaning would win on its idf)."""
+    db = build_case(tmp_path, {
+        **FILLER_TOOLS,
+        "kiln/vents.md": "# Vents\n\n## Vent caps\n\nEach vent cap screws on by hand after the firing.\n",
+        "kiln/zones.md": "# Zones\n\n## Zone temperature limit\n\nThe controller holds each zone under its limit.\n",
+    })
+    assert {h.heading for h in mdfts.search(db, "cap", limit=5)} == {"Vent caps", "Zone temperature limit"}
+    assert [h.heading for h in mdfts.search(db, "limit", limit=5)] == ["Zone temperature limit"]
 
 
 def test_a_links_own_text_is_a_phrase_but_its_reference_label_is_not(tmp_path: Path) -> None:

@@ -42,6 +42,7 @@ TABLES = {
     "mdfts_synonyms": ["grp", "word"],
     "mdfts_roles": ["cue", "word"],
     "mdfts_phrasal": ["verb", "particle", "word"],
+    "mdfts_plain": ["word", "term"],
     "mdfts_meta": ["key", "value"],
     "mdfts_queries": ["name", "title", "description", "params", "sql"],
 }
