@@ -1209,8 +1209,8 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
 -- query's order, neither an identifier ("mon settings" in "CephCluster mon settings": an
 -- identifier is weighed as written, by exact and ident), each as FTS5 expressions that find the
 -- two within a word of each other, in either order: expr as written; syn by a synonym of either
--- (or the docs' term for a plain word, mdfts_plain)
--- (NULL when neither has one), looked up only when expr fails. A term's compounds are left out
+-- or the docs' term for either, a plain word (mdfts_plain; NULL when neither has one), looked up
+-- only when expr fails. A term's compounds are left out
 -- ("argo cd" -> argocd would find the one word twice). They are worked out from the key terms
 -- each row carries (kt), for each of the eight: as a step of their own, naming key, they copied
 -- key's tree into the statement once more (~0.5 ms of its compile). (Looked up for every candidate, near
