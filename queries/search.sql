@@ -82,8 +82,10 @@ scope(lo, hi) as materialized (
               limit -1 offset 0)
         limit -1 offset 0) as x
 ),
-raw(pos, v) as (
-  select cast(key as integer), value
+-- (tool: the word is with, using or via, after which a question names the tool to use: "...,
+-- using git archive", "with cargo install, how do I ...")
+raw(pos, v, tool) as (
+  select cast(key as integer), value, lower(value) in ('with', 'using', 'via')
   from q, json_each('[' || replace(json_quote(q.s), ' ', '","') || ']')
   where value <> ''
   limit 64
@@ -127,8 +129,7 @@ term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt, asksym) as material
       -- at.md, "using which")
       n in (select word from mdfts_stopwords)
         and not (n in (select word from mdfts_stopwords where page = 1)
-                 and exists (select 1 from raw as r
-                             where r.pos = x.pos - 1 and lower(r.v) in ('with', 'using', 'via'))) as stop,
+                 and exists (select 1 from raw as r where r.pos = x.pos - 1 and r.tool)) as stop,
       n in (select cue from mdfts_roles where cue like 'symptom%') as sym
     from (
       select *,
@@ -314,7 +315,7 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
       coalesce(part.prv in ('with', 'using', 'via'), 0) as aw,
       -- (aw2: the second word after with, using or via: a tool's name of two words, "with cargo
       -- install", "using git archive", is kept whole; see the WHERE below)
-      exists (select 1 from raw as r where lower(r.v) in ('with', 'using', 'via') and r.pos = part.pos - 2) as aw2,
+      exists (select 1 from raw as r where r.tool and r.pos = part.pos - 2) as aw2,
       -- (an identifier the index holds matches only as written: it is as rare as that token)
       case when part.strong then min(min(part.df), coalesce((select df from token_df where norm = part.n), 1))
            else min(part.df) end as df,
@@ -987,12 +988,12 @@ feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, te
       as fsh,
     sqrt(sum(th.idf * th.in_file) / max(th.total)) as fidf,
     max(th.in_file and th.aw)
-      and sum(th.in_file and not exists (select 1 from raw as r where lower(r.v) in ('with', 'using', 'via')
+      and sum(th.in_file and not exists (select 1 from raw as r where r.tool
                                           and th.pos between r.pos + 1 and r.pos + th.nw)) = 0 as fwith,
     max(th.nw) as fnw,
     -- (behind a CASE, so the raw query is read only for a term the file name holds)
     max(case when th.in_file then exists (select 1 from raw as r join raw as r2 on r2.pos between r.pos + 1 and r.pos + th.nw
-                                          where lower(r.v) in ('with', 'using', 'via')
+                                          where r.tool
                                             and rtrim(lower(r2.v), '?.,!;:') = lower(th.t)) else 0 end) as fafter,
     max(case when th.in_file then th.pos end) - min(case when th.in_file then th.pos end) > sum(th.in_file) + 1 as fapart,
     sum(case when not th.ident then 0 when th.tok or th.in_doc or th.in_page then 1.0 else 0 end)
