@@ -273,7 +273,7 @@ part(pos, w, df, idf, wide, pw, t, n, strong, ident, tok, prv, nxt, asksym, cnt)
 -- whose stem is a path word (pw, see part) is matched outside the path, each of its phrases
 -- behind `- {path} :`, as its df counts it there.
 key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide, multi, split, asksym,
-    describes, kt, hx, cut, aexpr, fexpr, aw) as materialized (
+    describes, kt, hx, cut, aexpr, fexpr, aw, comp) as materialized (
   select pos, t, n, strong, ident, df, idf,
     expr || case when tok then '' else camelx end, expr || camelx || coalesce(hapart, ''),
     sum(idf) over (), nparts,
@@ -295,7 +295,9 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
     -- "schedule" finds cron, and cron.md is not named by "crontab schedule"; see hit)
     case when syn <> '' then replace(e0, syn, '') || camelx end,
     -- (aw: the term is written right after with, using or via, see fwith in feature)
-    aw
+    aw,
+    -- (comp: its compounds, for whole in termhit)
+    comp
   from (
   select *, case when pw and nparts = 1 then '- {path} : ' || replace(e0, '" OR "', '" OR - {path} : "') else e0 end as expr
   from (
@@ -672,7 +674,7 @@ cand(id, document_id, bm_n, fw, nw, nhead, nstop, named, big) as materialized (
 -- in_page: a section of the candidate's document holds it as an exact token (both by primary
 -- key lookups: the cost does not grow with how many sections hold the token).
 hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx,
-    describes, kt, aw, big) as materialized (
+    describes, kt, aw, big, comp) as materialized (
   select id, pos,
     -- (the file name bit only by the term's own forms: see fexpr in key; looked up only when
     -- the file name matched and the term has synonyms)
@@ -693,7 +695,7 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, t
                                  and (select o.id from sections as o where o.document_id = x.document_id
                                       order by o.ordinal desc limit 1))
          else 0 end,
-    bm_n, fw, nw, nhead, nstop, named, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx, describes, kt, aw, big
+    bm_n, fw, nw, nhead, nstop, named, t, ident, idf, total, strong, split, nparts, jw, wide, multi, hx, describes, kt, aw, big, comp
   from (
   select cand.id, key.pos, key.n, key.tok, cand.document_id, cand.big, case when not cand.big then (
     -- (the file name is part of the document: marked once, and then path and title need no look;
@@ -735,7 +737,7 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, t
        from token_norms as tn join token_rows as tk on tk.token_id = tn.id where tn.norm = key.n and tk.section_id = cand.id) end as ev,
     cand.bm_n, cand.fw, cand.nw, cand.nhead, cand.nstop, cand.named, key.t, key.ident, key.idf, key.total, key.strong,
     key.split, key.nparts, key.jw, key.wide, key.multi,
-    key.hx, key.describes, key.kt, key.aw
+    key.hx, key.describes, key.kt, key.aw, key.comp
   -- (key's columns ride along, so termhit and feature name hit alone: see Layout above)
   from cand, key
   limit -1 offset 0) as x
@@ -782,7 +784,8 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
       case when hit.b >= 64 then hit.b / 32 else hit.jw end as jw, hit.wide,
       -- (in_anc: a parent heading holds it, and neither the heading nor the document: see trail)
       coalesce(hit.b & 16, 0) > 0 and coalesce(hit.b & 8, 0) = 0 and coalesce(hit.b & 4, 0) = 0 as in_anc,
-      replace(hit.fw, ' ', '') = replace(replace(replace(lower(hit.t), '-', ''), '_', ''), '.', '') as whole,
+      replace(hit.fw, ' ', '') = replace(replace(replace(lower(hit.t), '-', ''), '_', ''), '.', '')
+        or instr(' ' || coalesce(hit.comp, '') || ' ', ' ' || replace(hit.fw, ' ', '') || ' ') > 0 as whole,
       hit.nw, hit.nhead, hit.nstop, hit.named, hit.multi
     from hit) as x
 ),
@@ -836,7 +839,10 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          the square root of the share of the query the file name holds (tool-sub.md beats
 --          tool.md for "tool sub ...", and make.md wins little for "make a ..."; the root, as
 --          a service's name is one word of a long question); an identifier that spells the
---          whole name (PaymentsGatewayDown for PaymentsGatewayDown.md) names all of it; a kebab
+--          whole name (PaymentsGatewayDown for PaymentsGatewayDown.md) names all of it, and so
+--          do two query words whose compound the docs write and spells the whole name written
+--          apart ("git config" for git-config.md, where .gitconfig makes gitconfig a word: each
+--          half of the compound counts half, as for argocd.md, and would name half); a kebab
 --          term names the words its match spans (kube-proxy two of KubeProxyDown's three, as
 --          "kube proxy" written apart does); two
 --          query words that make one compound ("argo cd" for argocd) count as one word; a stop

@@ -522,6 +522,24 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "kiln prerequisites",
         ("guides/kiln.md", "Pre-requisites"),
     ),
+    # Two words the docs also write as one (kilnvent, a file's name) spell the whole name of
+    # the page that writes them apart: "kiln vent" names all of kiln-vent.md, as it names all
+    # of shelf-kilnvent.md's compound, so the shorter page that only passes options to it loses.
+    "compound-spells-a-file-name-written-apart": (
+        {
+            **FILLER_TOOLS,
+            "pages/kiln-vent.md": (
+                "# kiln vent\n\n> Manage the vent settings of a kiln. The settings can be local to one "
+                "firing or global.\n\n- List the vent settings:\n\n`kiln vent --list`\n\n- Open the vent "
+                "halfway:\n\n`kiln vent --open 50`\n"),
+            "pages/shelf-kilnvent.md": (
+                "# shelf kilnvent\n\n> Pass options to kiln vent. Change the .kilnvent of a shelf. See "
+                "also: kiln vent.\n\n`shelf kilnvent --edit`\n"),
+            "pages/kiln.md": "# kiln\n\n> Fire a kiln. Each kiln reads its own kilnvent file.\n\n`kiln fire`\n",
+        },
+        "kiln vent",
+        ("pages/kiln-vent.md", "kiln vent"),
+    ),
     # A compound heading word the query names in part counts in part: "kiln" names half of
     # "Kiln-side", so "Kiln glaze" (named in full) beats "Kiln-side glaze" (three quarters),
     # though the shorter section holds the words more densely.
