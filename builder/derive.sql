@@ -360,7 +360,9 @@ drop table temp.phrasal_forms;
 -- the heading most docs give it ("how do I debug X" → "X is unable to connect, how do I
 -- troubleshoot it?"; the porter stem matches both). So do inspect, "look into", "find out",
 -- "figure out" and "track down" ("how do I find out which container is failing?", "what should
--- I inspect?"), for a Diagnosis or Investigation.
+-- I inspect?"), for a Diagnosis or Investigation; and confirm (a check), "work out" and
+-- "narrow down" (as find out), "tell whether" and "tell if" ("how do I confirm the CPU usage
+-- is really above 80%?", "how do I tell whether the client fails to pull or to send?").
 create table mdfts_roles (
   cue  text not null,   -- a query word, lower-case
   word text not null,   -- a heading word that answers it (matched by stem)
@@ -406,5 +408,8 @@ insert into mdfts_roles (cue, word) values
   ('inspect', 'diagnosis'), ('inspect', 'investigation'), ('look into', 'diagnosis'),
   ('look into', 'investigation'), ('find out', 'diagnosis'), ('find out', 'investigation'),
   ('figure out', 'diagnosis'), ('figure out', 'investigation'), ('track down', 'diagnosis'),
-  ('track down', 'investigation'),
+  ('track down', 'investigation'), ('narrow down', 'diagnosis'), ('narrow down', 'investigation'),
+  ('work out', 'diagnosis'), ('work out', 'investigation'), ('confirm', 'diagnosis'),
+  ('confirm', 'investigation'), ('tell whether', 'diagnosis'), ('tell whether', 'investigation'),
+  ('tell if', 'diagnosis'), ('tell if', 'investigation'),
   ('symptom', 'symptoms'), ('symptoms', 'symptoms');

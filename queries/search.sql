@@ -1139,10 +1139,12 @@ asks(act, chk, rq, wq) as materialized (
           (select exists (select 1 from raw as d
                           left join raw as o1 on o1.pos = d.pos + 1 left join raw as o2 on o2.pos = d.pos + 2
                           where (lower(rtrim(d.v, '?.,;:!')) in (select cue from mdfts_roles where word = 'diagnosis')
-                                 -- (the word that opens the indirect question: after the particle
-                                 -- of find out, work out, figure out, track down, else after tell,
-                                 -- see or find)
-                                 or case when lower(d.v) || ' ' || lower(o1.v) in ('find out', 'work out', 'figure out', 'track down')
+                                 -- (the word that opens the indirect question: after a check cue
+                                 -- of two words, find out, work out, track down, look into ...,
+                                 -- else after tell, see or find: "tell whether" holds its own)
+                                 or case when lower(d.v) || ' ' || lower(o1.v) in (select cue from mdfts_roles
+                                                                                   where word = 'diagnosis' and instr(cue, ' ') > 0)
+                                              and lower(o1.v) not in ('whether', 'if')
                                          then lower(rtrim(o2.v, '?.,;:!'))
                                          when lower(d.v) in ('tell', 'see', 'find') then lower(rtrim(o1.v, '?.,;:!')) end
                                     in ('which', 'what', 'why', 'who', 'whose', 'where', 'when', 'whether', 'if', 'how'))

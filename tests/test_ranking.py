@@ -1187,12 +1187,14 @@ def test_meaning_hands_to_mitigation_only_when_asked_what_to_do(tmp_path: Path, 
     ("how can I see which heating element of the kiln has burnt out?", "Diagnosis"),
     ("how do I find which heating element of the kiln has burnt out?", "Diagnosis"),
     ("a heating element of the kiln has burnt out, how do I find a new one?", "Mitigation"),
+    ("how do I confirm that a heating element of the kiln has burnt out?", "Diagnosis"),
+    ("how do I narrow down which heating element of the kiln has burnt out?", "Diagnosis"),
 ], ids=["asks-how-to-check", "check-comes-later", "asks-fix-too", "tell-whether", "find-out-which",
         "work-out-if", "track-down-which", "work-out-a-thing", "check-why", "work-out-why",
-        "see-which", "find-which", "find-a-thing"])
+        "see-which", "find-which", "find-a-thing", "confirm", "narrow-down-which"])
 def test_diagnosis_takes_the_meaning_only_when_asked_how_to_check(tmp_path: Path, query: str, heading: str) -> None:
-    """"how do I check ..." asks for the Diagnosis, as do "tell", "see", "find", "find out",
-    "work out", "figure out" and "track down" before an indirect question (which, if, whether,
+    """"how do I check ..." (or confirm) asks for the Diagnosis, as do "tell", "see", "find",
+    "find out", "work out", "figure out", "track down" and "narrow down" before an indirect question (which, if, whether,
     why ...):
     they ask what is the case; a "why" they open is what the check looks into, not a question
     for the Meaning. A check cue far from "how", a fix cue beside it, or "work out" or "find"
