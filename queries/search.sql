@@ -269,7 +269,8 @@ part(pos, w, df, idf, wide, pw, t, n, strong, ident, tok, prv, nxt, asksym, cnt)
 -- the expression the candidates' own lookups use (`hit`, hprec), always holds it; expr, which
 -- picks candidates and feeds bm25, only when no section holds the term as an exact token (else
 -- "OpenShift" would add every "open" to bm25); multi: the term is a phrase of several words
--- (a kebab or CamelCase term, see hprec); split: a CamelCase term with such a phrase. A word
+-- (a kebab or CamelCase term, or a compound the docs may write as two words: setup names all of
+-- "Get set up", one span; see hprec); split: a CamelCase term with such a phrase. A word
 -- whose stem is a path word (pw, see part) is matched outside the path, each of its phrases
 -- behind `- {path} :`, as its df counts it there.
 key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide, multi, split, asksym,
@@ -278,7 +279,7 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
     expr || case when tok then '' else camelx end, expr || camelx || coalesce(hapart, ''),
     sum(idf) over (), nparts,
     1.0 / (1 + coalesce(length(comp) - length(replace(comp, ' ', '')) + 1, 0)), tok,
-    wide and not min(wide) over (), nparts > 1 or camel is not null, camel is not null, asksym,
+    wide and not min(wide) over (), nparts > 1 or camel is not null or apart0 is not null, camel is not null, asksym,
     -- (the query describes something: two or more words that are not identifiers, and it does
     -- not ask for symptoms, see `answer`; kt: every key term as [pos, t, n, ident, hexpr, the
     -- prefixes of its words the snippet looks for (sws)], for close's word pairs and the
@@ -287,7 +288,7 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
     sum(not ident) over () >= 2 and not asksym,
     json_group_array(json_array(pos, t, n, ident, expr || camelx || coalesce(hapart, ''), json(sws))) over (),
     -- (hx: every key term's hexpr ORed, for hprec; cut: see mx)
-    group_concat('(' || expr || camelx || ')', ' OR ') over (),
+    group_concat('(' || expr || camelx || coalesce(hapart, '') || ')', ' OR ') over (),
     (select t2.section_id from token_norms as tn join token_rows as t2 on t2.token_id = tn.id, scope
      where tn.norm = n and t2.section_id between scope.lo and scope.hi order by t2.section_id limit 1 offset 500), aexpr,
     -- (fexpr: hexpr without the synonyms, for a term that has some: a synonym says what a

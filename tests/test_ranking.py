@@ -540,6 +540,21 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "kiln vent",
         ("pages/kiln-vent.md", "kiln vent"),
     ),
+    # A compound the query writes whole and a heading writes apart is one span there: "setup"
+    # names both words of "Get set up", so that heading is named as fully as "Using the kiln
+    # portal", which holds more of the question's words and wins on them otherwise.
+    "compound-written-apart-in-a-heading": (
+        {
+            **{f"notes/n{i}.md": (f"# Note {i}\n\n## Clay\n\nClay for bench {i} is set on a board; the setup "
+                                  f"of bench {i} is in the shed.\n") for i in range(4)},
+            "guides/kiln-portal.md": (
+                "# Kiln portal\n\n## Using the kiln portal\n\nThe kiln portal lists each firing; an account "
+                "holder books a firing there and sees its cone.\n\n## Get set up\n\nAsk the studio manager for "
+                "an account, then sign in to the kiln portal and choose a password.\n"),
+        },
+        "kiln portal account setup",
+        ("guides/kiln-portal.md", "Get set up"),
+    ),
     # A compound heading word the query names in part counts in part: "kiln" names half of
     # "Kiln-side", so "Kiln glaze" (named in full) beats "Kiln-side glaze" (three quarters),
     # though the shorter section holds the words more densely.
