@@ -748,7 +748,8 @@ hit(id, pos, b, ev, in_page, bm_n, fw, nw, nhead, nstop, named, t, ident, idf, t
 -- term: then it says which document, not which section); in_page: another section of the same
 -- document holds it as an exact token (the page is about it); tok: the section holds it as an
 -- exact token (whatever the document's name says); whole: the term spells the whole file name
--- (PaymentsGatewayDown for PaymentsGatewayDown.md); how (for --explain only): exact, stem or none;
+-- (PaymentsGatewayDown for PaymentsGatewayDown.md), or a compound it makes with its neighbour
+-- does (git config for git-config.md); how (for --explain only): exact, stem or none;
 -- held: some candidate holds the term at all (see cover).
 termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev, in_page, tok, nparts, jw,
         wide, in_anc, whole, nw, nhead, nstop, named, multi, how, held, hx, describes, kt, aw, big) as materialized (
