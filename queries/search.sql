@@ -268,7 +268,9 @@ part(pos, w, df, idf, wide, pw, t, n, strong, ident, tok, prv, nxt, asksym, cnt)
 -- Sync", split as the build splits a heading's CamelCase words, so the two sides meet): hexpr,
 -- the expression the candidates' own lookups use (`hit`, hprec), always holds it; expr, which
 -- picks candidates and feeds bm25, only when no section holds the term as an exact token (else
--- "OpenShift" would add every "open" to bm25); multi: the term is a phrase of several words
+-- "OpenShift" would add every "open" to bm25) or the name has three words or more: "Out Of
+-- Sync" is the name written apart, where two words are often just two words (an FAQ heading
+-- that writes `Out Of Sync` holds no OutOfSync token, and bm25's pools missed it); multi: the term is a phrase of several words
 -- (a kebab or CamelCase term, or a compound the docs may write as two words: setup names all of
 -- "Get set up", one span; see hprec); split: a CamelCase term with such a phrase. A word
 -- whose stem is a path word (pw, see part) is matched outside the path, each of its phrases
@@ -276,7 +278,8 @@ part(pos, w, df, idf, wide, pw, t, n, strong, ident, tok, prv, nxt, asksym, cnt)
 key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide, multi, split, asksym,
     describes, kt, hx, cut, aexpr, fexpr, aw, comp) as materialized (
   select pos, t, n, strong, ident, df, idf,
-    expr || case when tok then '' else camelx end, expr || camelx || coalesce(hapart, ''),
+    expr || case when tok and length(camel) - length(replace(camel, ' ', '')) < 2 then '' else camelx end,
+    expr || camelx || coalesce(hapart, ''),
     sum(idf) over (), nparts,
     1.0 / (1 + coalesce(length(comp) - length(replace(comp, ' ', '')) + 1, 0)), tok,
     wide and not min(wide) over (), nparts > 1 or camel is not null or apart0 is not null, camel is not null, asksym,

@@ -1233,6 +1233,24 @@ def test_a_heading_holding_a_fix_word_answers_what_to_do(tmp_path: Path, query: 
     assert [h.heading for h in mdfts.search(db, query, limit=1)] == [heading]
 
 
+def test_a_camelcase_name_of_three_words_finds_it_written_apart(tmp_path: Path) -> None:
+    """A CamelCase name of three words or more that the docs also write apart ("Kiln Door
+    Open", in an FAQ heading) is also that phrase when bm25 picks candidates, though sections
+    hold the name as an exact token: forty pages that log `KilnDoorOpen` with the question's
+    other words kept the FAQ out of the candidates, not only out of first place."""
+    files = {
+        **{f"notes/b{i}.md": (f"# Bench {i}\n\n## Door log\n\nThe panel of bench {i} shows `KilnDoorOpen` though "
+                              f"the door is shut: bench {i} logs it.\n") for i in range(40)},
+        "guides/faq.md": (
+            "# FAQ\n\n## Why does the panel say Kiln Door Open when the door is shut?\n\nThe latch sensor "
+            "drifts after many firings; recalibrate it from the service menu.\n\n## How do I clean the shelves?\n\n"
+            "Scrape glaze drips off with a chisel.\n"),
+    }
+    db = build_case(tmp_path, files)
+    hits = mdfts.search(db, "why does the panel show KilnDoorOpen when the door is shut?", limit=10)
+    assert "Why does the panel say Kiln Door Open when the door is shut?" in [h.heading for h in hits]
+
+
 def test_a_role_asked_for_is_the_one_that_takes_the_score(tmp_path: Path) -> None:
     """Asked what happens, the Impact takes its sibling's score and the Mitigation (a fix-word
     heading, which does for "what should I do") does not; asked why, nothing is handed on."""
