@@ -260,21 +260,21 @@ part(pos, w, df, idf, wide, pw, t, n, strong, ident, tok, prv, nxt, asksym, cnt)
 -- back" finds Rollback, "set up" finds setup - and, for a phrasal verb's verb and particle,
 -- with the single verbs the docs write instead: "turn off" finds disable, by each of its two
 -- words, as a compound does; mdfts_phrasal - and with the docs' terms for a plain word, one
--- way: "machine" finds node, "node" does not find machine; mdfts_plain) and the query's total idf; nparts:
--- how many words the term has; jw: 1, or 1/2 for each of two words making such a compound;
--- wide: more than half of the sections hold each of its words in their own text, not only in
--- their path (term_df.wide: a product's own name in its docs, not a folder's), unless every
--- key term is wide. A CamelCase term is also the phrase of its words (OutOfSync → "Out Of
+-- way: "machine" finds node, "node" does not find machine; mdfts_plain) and the query's total
+-- idf; nparts: how many words the term has; jw: 1, or 1/2 for each of two words making such a
+-- compound; wide: more than half of the sections hold each of its words in their own text, not
+-- only in their path (term_df.wide: a product's own name in its docs, not a folder's), unless
+-- every key term is wide. A CamelCase term is also the phrase of its words (OutOfSync → "Out Of
 -- Sync", split as the build splits a heading's CamelCase words, so the two sides meet): hexpr,
 -- the expression the candidates' own lookups use (`hit`, hprec), always holds it; expr, which
 -- picks candidates and feeds bm25, only when no section holds the term as an exact token (else
 -- "OpenShift" would add every "open" to bm25) or the name has three words or more: "Out Of
 -- Sync" is the name written apart, where two words are often just two words (an FAQ heading
--- that writes `Out Of Sync` holds no OutOfSync token, and bm25's pools missed it); multi: the term is a phrase of several words
--- (a kebab or CamelCase term, or a compound the docs may write as two words: setup names all of
--- "Get set up", one span; see hprec); split: a CamelCase term with such a phrase. A word
--- whose stem is a path word (pw, see part) is matched outside the path, each of its phrases
--- behind `- {path} :`, as its df counts it there.
+-- that writes `Out Of Sync` holds no OutOfSync token, and bm25's pools missed it); multi: the
+-- term is a phrase of several words (a kebab or CamelCase term, or a compound the docs may
+-- write as two words: setup names all of "Get set up", one span; see hprec); split: a CamelCase
+-- term with such a phrase. A word whose stem is a path word (pw, see part) is matched outside
+-- the path, each of its phrases behind `- {path} :`, as its df counts it there.
 key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide, multi, split, asksym,
     describes, kt, hx, cut, aexpr, fexpr, aw, comp) as materialized (
   select pos, t, n, strong, ident, df, idf,
