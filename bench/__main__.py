@@ -12,6 +12,7 @@ from bench import (
     incremental,
     mixed,
     pages,
+    renamed,
     samerows,
     selfcheck,
     signals,
@@ -37,6 +38,7 @@ cli.add_command(selfcheck.main, "selfcheck")
 cli.add_command(mixed.main, "mixed")
 cli.add_command(signals.main, "signals")
 cli.add_command(samerows.main, "samerows")
+cli.add_command(renamed.main, "renamed")
 
 if __name__ == "__main__":
     cli()

@@ -420,3 +420,42 @@ def test_samerows_finds_the_run_whose_rows_differ(fixture_db: Path, tmp_path: Pa
                            capture_output=True, text=True, cwd=REPO, timeout=120)
     assert other.returncode == 1
     assert "  differs: 'rollback' (explain)\n" in other.stdout and other.stdout.endswith(" 1 differ\n")
+
+
+def test_renamed_swaps_each_system_name_in_paths_text_and_queries(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from bench.renamed import main as renamed_main, rename
+
+    corpus = tmp_path / "docs"
+    (corpus / "runbooks").mkdir(parents=True)
+    (corpus / "runbooks" / "kiln-worker.md").write_text(
+        "# Kiln Worker\n\n## Restart\n\nSet `KILN_WORKER_URL`, then restart kiln-worker. KilnWorkerDown fires"
+        " when the kilns stop; see Glazebot.\n", encoding="utf-8")
+    (corpus / "runbooks" / "glaze.md").write_text("# Glaze\n\n## Mixing\n\nStir the glaze twice.\n", encoding="utf-8")
+    (corpus / "README.md").write_text("# Readme\n\nKiln and glaze runbooks.\n", encoding="utf-8")
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("\n".join(json.dumps(q) for q in [
+        {"id": "a", "q": "kiln-worker restart KILN_WORKER_URL", "kind": "mixed",
+         "gold": [{"path": "runbooks/kiln-worker.md", "line": 3, "heading": "Restart"}]},
+        {"id": "b", "q": "glaze mixing", "kind": "heading",
+         "gold": [{"path": "runbooks/glaze.md", "line": 3, "heading": "Mixing"}]}]) + "\n", encoding="utf-8")
+    root, renamed, new = rename(corpus, queries, tmp_path / "w", [("Glazebot", "Mixbot")])
+    assert sorted(new) == ["glaze", "glazebot", "kiln"]
+    kiln, glaze = new["kiln"], new["glaze"]
+    assert kiln != glaze and kiln not in {"kiln", "glaze"}
+    text = (root / "runbooks" / f"{kiln}-worker.md").read_text(encoding="utf-8")
+    # (every form of a name, as a part of a longer one too; a longer word that holds it is kept)
+    assert text == (f"# {kiln.capitalize()} Worker\n\n## Restart\n\nSet `{kiln.upper()}_WORKER_URL`, then restart"
+                    f" {kiln}-worker. {kiln.capitalize()}WorkerDown fires when the kilns stop; see Mixbot.\n")
+    assert (root / "README.md").read_text(encoding="utf-8") == f"# Readme\n\n{kiln.capitalize()} and {glaze} runbooks.\n"
+    assert [json.loads(line)["q"] for line in renamed.read_text(encoding="utf-8").splitlines()] == \
+        [f"{kiln}-worker restart {kiln.upper()}_WORKER_URL", f"{glaze} mixing"]
+    assert json.loads(renamed.read_text(encoding="utf-8").splitlines()[0])["gold"][0]["path"] == \
+        f"runbooks/{kiln}-worker.md"
+    result = CliRunner().invoke(renamed_main, [str(corpus), str(queries), "--work", str(tmp_path / "w")])
+    assert result.exit_code == 0, result.output
+    assert "| all | 2 | 1.000 / 1.000 | 1.000 / 1.000 |" in result.output, result.output
+    assert "ranks that differ from as written, search.sql: none" in result.output
+    bad = CliRunner().invoke(renamed_main, [str(corpus), str(queries), "--work", str(tmp_path / "w"), "--map", "x"])
+    assert bad.exit_code == 2 and "want OLD=NEW" in bad.output
