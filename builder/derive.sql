@@ -351,7 +351,9 @@ drop table temp.phrasal_forms;
 -- to fire?", "... before the alert fires" (fire in a pair of words that asks when: not alone,
 -- "fire the drill alert" is an act, nor "firing", which says that it does). A cue
 -- matches the query's word as written, so each is listed in the forms a question uses
--- (worried, impacted).
+-- (worried, impacted; the fix cues also as "what are the fixes?", "what resolves it?", "fixing
+-- X", "remedies": not fixed, which says it is; nor "repairs", often what the problem is about:
+-- "PG repairs take too long").
 -- A cue of two words matches two neighbouring query words: "what stops working when ...", "do
 -- my apps keep working?" ask what a problem does; "working" alone does not ("working from home").
 -- The check cues (check, verify, investigate, debug, diagnose, troubleshoot) ask how to find out
@@ -413,3 +415,11 @@ insert into mdfts_roles (cue, word) values
   ('confirm', 'investigation'), ('tell whether', 'diagnosis'), ('tell whether', 'investigation'),
   ('tell if', 'diagnosis'), ('tell if', 'investigation'),
   ('symptom', 'symptoms'), ('symptoms', 'symptoms');
+-- The fix cues in their other forms a question writes, each asking what its verb asks.
+insert into mdfts_roles (cue, word)
+select f.column2, r.word
+from mdfts_roles as r
+join (values ('fix', 'fixes'), ('fix', 'fixing'), ('resolve', 'resolves'), ('resolve', 'resolving'),
+             ('solve', 'solves'), ('solve', 'solving'), ('mitigate', 'mitigates'), ('mitigate', 'mitigating'),
+             ('deal', 'dealing'), ('repair', 'repairing'), ('remedy', 'remedies'),
+             ('remediate', 'remediates'), ('remediate', 'remediating')) as f on f.column1 = r.cue;

@@ -1174,15 +1174,18 @@ def test_a_lead_in_keeps_what_does_not_ask_how(tmp_path: Path) -> None:
     ("the kiln door keeps being left open and the firing stalls, what should I do instead?", "Mitigation"),
     ("the kiln door was left open and the firing stalls, what do I do first", "Mitigation"),
     ("what should I do when KilnDoorOpen fires?", "Mitigation"),
+    ("the kiln door was left open and the firing stalls, what are the fixes?", "Mitigation"),
+    ("the kiln door was left open and the firing stalls, what resolves it?", "Mitigation"),
 ], ids=["asks-mean", "asks-how-long", "asks-how-few", "asks-how-bad", "describes-only", "asks-how",
-        "do-instead", "do-first", "alert-name-asks-what-to-do"])
+        "do-instead", "do-first", "alert-name-asks-what-to-do", "the-fixes", "what-resolves"])
 def test_meaning_hands_to_mitigation_only_when_asked_what_to_do(tmp_path: Path, query: str, heading: str) -> None:
     """Meaning keeps a question that asks what it means, asks a quantity or a degree ("how long",
     "how few": how and a word of measure), or only describes, and "how bad is it" asks for the
     Impact; none of them asks what to do. "how do I ...", and a
     "do" that closes the question ("what should I do instead?", "what do I do first"), ask for
     the Mitigation, also when the question names only the alert ("what should I do when
-    KilnDoorOpen fires?")."""
+    KilnDoorOpen fires?"), and so does a fix cue in another form than the verb's ("what are the
+    fixes?", "what resolves it?")."""
     files, _, _ = CASES["asks-what-to-do-gets-mitigation"]
     db = build_case(tmp_path, files)
     assert [h.heading for h in mdfts.search(db, query, limit=1)] == [heading]
