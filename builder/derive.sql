@@ -365,6 +365,9 @@ drop table temp.phrasal_forms;
 -- I inspect?"), for a Diagnosis or Investigation; and confirm (a check), "work out" and
 -- "narrow down" (as find out), "tell whether" and "tell if" ("how do I confirm the CPU usage
 -- is really above 80%?", "how do I tell whether the client fails to pull or to send?").
+-- The prevention cues (prevent, avoid, "in future", "in the future", "in the first place") ask how
+-- to keep a problem from happening again: a Prevention section ("how can I stop VMs getting
+-- stuck in the first place?"), not the Mitigation that ends it.
 create table mdfts_roles (
   cue  text not null,   -- a query word, lower-case
   word text not null,   -- a heading word that answers it (matched by stem)
@@ -414,7 +417,10 @@ insert into mdfts_roles (cue, word) values
   ('work out', 'diagnosis'), ('work out', 'investigation'), ('confirm', 'diagnosis'),
   ('confirm', 'investigation'), ('tell whether', 'diagnosis'), ('tell whether', 'investigation'),
   ('tell if', 'diagnosis'), ('tell if', 'investigation'),
-  ('symptom', 'symptoms'), ('symptoms', 'symptoms');
+  ('symptom', 'symptoms'), ('symptoms', 'symptoms'),
+  ('prevent', 'prevention'), ('prevents', 'prevention'), ('preventing', 'prevention'),
+  ('avoid', 'prevention'), ('avoiding', 'prevention'), ('in future', 'prevention'),
+  ('the future', 'prevention'), ('first place', 'prevention');
 -- The fix cues in their other forms a question writes, each asking what its verb asks.
 insert into mdfts_roles (cue, word)
 select f.column2, r.word

@@ -827,6 +827,23 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "the kiln door was left open and the firing stalls, what should I do?",
         ("alerts/KilnDoorOpen.md", "Mitigation"),
     ),
+    # A question that asks how to keep a problem from happening ("in the first place", "prevent",
+    # "avoid", "in future") asks for the runbook's Prevention, not the Mitigation that ends it.
+    "asks-how-to-prevent-gets-prevention": (
+        {
+            "alerts/KilnDoorOpen.md": (
+                "# KilnDoorOpen\n\n## Meaning\n\nThe kiln door has been left open during a firing for "
+                "more than ten minutes: heat escapes through the open door and the firing stalls below "
+                "its cone.\n\n## Mitigation\n\nClose and latch it, then test the latch switch with the "
+                "panel's door test.\n\n## Prevention\n\nFit a spring to the door so that it swings shut, "
+                "and add the door check to the loading list.\n"),
+            "alerts/KilnVentStuck.md": (
+                "# KilnVentStuck\n\n## Meaning\n\nThe vent motor reports no movement.\n\n"
+                "## Mitigation\n\nFree the vent by hand.\n"),
+        },
+        "how can I stop the kiln door being left open in the first place?",
+        ("alerts/KilnDoorOpen.md", "Prevention"),
+    ),
     # A question that asks how to check or investigate ("how do I check whether ...") asks for
     # the runbook's Diagnosis, which takes the score of the Meaning that restates the problem
     # (`answer`), as a Mitigation does for a question that asks what to do.
@@ -1189,6 +1206,20 @@ def test_meaning_hands_to_mitigation_only_when_asked_what_to_do(tmp_path: Path, 
     files, _, _ = CASES["asks-what-to-do-gets-mitigation"]
     db = build_case(tmp_path, files)
     assert [h.heading for h in mdfts.search(db, query, limit=1)] == [heading]
+
+
+def test_a_question_of_prevention_asks_for_the_prevention(tmp_path: Path) -> None:
+    """"in the first place", "in future", avoid and prevent ask how to keep the problem from
+    happening: the Prevention, which then takes the Meaning's score as a Mitigation does for a
+    question of what to do; "what should I do" still asks for the Mitigation."""
+    db = build_case(tmp_path, CASES["asks-how-to-prevent-gets-prevention"][0])
+    asked = {
+        "how can I stop the kiln door being left open in the first place?": "Prevention",
+        "the kiln door keeps being left open, how do I avoid it in future?": "Prevention",
+        "how do I prevent the kiln door being left open during a firing?": "Prevention",
+        "the kiln door was left open and the firing stalls, what should I do?": "Mitigation",
+    }
+    assert {q: mdfts.search(db, q, limit=1)[0].heading for q in asked} == asked
 
 
 @pytest.mark.parametrize("query, heading", [
