@@ -349,7 +349,11 @@ drop table temp.phrasal_forms;
 -- alert go off?", "how long can it run before the alert fires?" (a runbook's Meaning states
 -- the alert's condition and its duration), "can X fire when ...", "what has to be down for X
 -- to fire?", "... before the alert fires" (fire in a pair of words that asks when: not alone,
--- "fire the drill alert" is an act, nor "firing", which says that it does). A cue
+-- "fire the drill alert" is an act, nor "firing", which says that it does), what its name
+-- stands for and what it is telling me (or us). What the asker loses or misses ("what do I
+-- lose if the collector fails?", "what will we miss?") asks what a problem does, where what it
+-- loses may be a quantity ("how many degrees does it lose"): "I lose", "we lose", "I miss" and
+-- "we miss" are impact cues, lose alone is not. A cue
 -- matches the query's word as written, so each is listed in the forms a question uses
 -- (worried, impacted; the fix cues also as "what are the fixes?", "what resolves it?", "fixing
 -- X", "remedies": not fixed, which says it is; nor "repairs", often what the problem is about:
@@ -418,6 +422,10 @@ insert into mdfts_roles (cue, word) values
   ('confirm', 'investigation'), ('tell whether', 'diagnosis'), ('tell whether', 'investigation'),
   ('tell if', 'diagnosis'), ('tell if', 'investigation'),
   ('symptom', 'symptoms'), ('symptoms', 'symptoms'),
+  ('stand for', 'meaning'), ('stand for', 'description'), ('stands for', 'meaning'),
+  ('stands for', 'description'), ('telling me', 'meaning'), ('telling me', 'description'),
+  ('telling us', 'meaning'), ('telling us', 'description'),
+  ('i lose', 'impact'), ('we lose', 'impact'), ('i miss', 'impact'), ('we miss', 'impact'),
   ('prevent', 'prevention'), ('prevents', 'prevention'), ('preventing', 'prevention'),
   ('avoid', 'prevention'), ('avoiding', 'prevention'), ('in future', 'prevention'),
   ('the future', 'prevention'), ('first place', 'prevention');
