@@ -1164,7 +1164,10 @@ asks(act, chk, rq, wq) as materialized (
 -- Symptoms heading, or one that diagnoses (Investigation, Cause: mdfts_roles, cue
 -- 'why') or, when the query asks what to do (`act`, see asks: "how do I", "what should I do"),
 -- one that says what the problem is (a runbook's Meaning, Description or Impact: cues 'mean'
--- and 'impact'), unless the query asks for such a section (why, mean, impact, what happens:
+-- and 'impact'), and when it asks how to check (`chk`), also one that is a fix word (its
+-- Mitigation, whose steps name the things the check looks at, so it holds the question's
+-- words: "how can I see what is using up the file descriptors?"),
+-- unless the query asks for such a section (why, mean, impact, what happens:
 -- then it asks for that section, see `role`; not a why a check verb opens), names its heading
 -- in full, or quotes it whole (`phrase`: a log line pasted from it); or, when the query asks
 -- for a role (`rq`, see asks: "what happens to the cluster once ...", "what does X mean"), any
@@ -1200,6 +1203,8 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
          and case when a.chk then lower(trim(s.heading)) not in (select word from mdfts_roles where cue = 'check')
                   else lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'why') or a.act end))
       and (g.describes or a.act)
+    or (a.chk and not g.phrase and g.hprec < 1
+        and lower(trim(s.heading)) in (select word from mdfts_roles where cue = 'fix'))
     or (a.rq and g.role = 0 and lower(trim(s.heading)) in (select word from mdfts_roles)),
     (a.rq and g.role > 0 and lower(trim(s.heading)) in (select word from mdfts_roles))
     or ((not a.rq or g.role > 0) and exists (select 1 from mdfts_roles

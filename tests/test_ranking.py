@@ -1259,6 +1259,27 @@ def test_diagnosis_takes_the_meaning_only_when_asked_how_to_check(tmp_path: Path
     assert [h.heading for h in mdfts.search(db, query, limit=1)] == [heading]
 
 
+def test_a_check_question_takes_the_score_of_the_fix_that_holds_its_words(tmp_path: Path) -> None:
+    """A runbook's Mitigation names the things its Diagnosis looks at, so it can hold more of a
+    question's words than the Meaning: a question that asks how to check still asks for the
+    Diagnosis, which takes the better of the two scores; one that asks what to do keeps the
+    Mitigation."""
+    db = build_case(tmp_path, {
+        "alerts/KilnShelfCracked.md": (
+            "# KilnShelfCracked\n\n## Meaning\n\nA kiln shelf cracked during a firing.\n\n## Diagnosis\n\n"
+            "Lift each shelf out and tap it: a cracked one rings dull.\n\n## Mitigation\n\nReplace the "
+            "cracked shelf with a spare, and dust the spare with kiln wash before the next glaze firing.\n"),
+        "alerts/KilnVentStuck.md": (
+            "# KilnVentStuck\n\n## Meaning\n\nThe vent motor reports no movement.\n\n## Diagnosis\n\n"
+            "Read the vent log.\n\n## Mitigation\n\nFree the vent by hand.\n"),
+    })
+    asked = {
+        "how can I tell which shelf cracked before the next glaze firing?": "Diagnosis",
+        "a shelf cracked before the next glaze firing, how do I replace it?": "Mitigation",
+    }
+    assert {q: mdfts.search(db, q, limit=1)[0].heading for q in asked} == asked
+
+
 @pytest.mark.parametrize("query, heading", [
     ("glaze batches have waited in the mixing queue for more than an hour, what should I do?",
      "Potential resolution steps"),
