@@ -349,7 +349,8 @@ drop table temp.phrasal_forms;
 -- alert go off?", "how long can it run before the alert fires?" (a runbook's Meaning states
 -- the alert's condition and its duration), "can X fire when ...", "what has to be down for X
 -- to fire?", "... before the alert fires" (fire in a pair of words that asks when: not alone,
--- "fire the drill alert" is an act, nor "firing", which says that it does), what its name
+-- "fire the drill alert" is an act, nor "firing", which says that it does; so with trigger
+-- and alert: "what triggers it?", "... before it alerts?"), what its name
 -- stands for and what it is telling me (or us). What the asker loses or misses ("what do I
 -- lose if the collector fails?", "what will we miss?") asks what a problem does, where what it
 -- loses may be a quantity ("how many degrees does it lose"): "I lose", "we lose", "I miss" and
@@ -422,6 +423,12 @@ insert into mdfts_roles (cue, word) values
   ('confirm', 'investigation'), ('tell whether', 'diagnosis'), ('tell whether', 'investigation'),
   ('tell if', 'diagnosis'), ('tell if', 'investigation'),
   ('symptom', 'symptoms'), ('symptoms', 'symptoms'),
+  ('what triggers', 'meaning'), ('what triggers', 'description'), ('triggers it', 'meaning'),
+  ('triggers it', 'description'), ('to trigger', 'meaning'), ('to trigger', 'description'),
+  ('it trigger', 'meaning'), ('it trigger', 'description'), ('it triggers', 'meaning'),
+  ('it triggers', 'description'), ('alert trigger', 'meaning'), ('alert trigger', 'description'),
+  ('alert triggers', 'meaning'), ('alert triggers', 'description'), ('it fires', 'meaning'),
+  ('it fires', 'description'), ('it alerts', 'meaning'), ('it alerts', 'description'),
   ('stand for', 'meaning'), ('stand for', 'description'), ('stands for', 'meaning'),
   ('stands for', 'description'), ('telling me', 'meaning'), ('telling me', 'description'),
   ('telling us', 'meaning'), ('telling us', 'description'),

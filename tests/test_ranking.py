@@ -1196,9 +1196,10 @@ def test_a_lead_in_keeps_what_does_not_ask_how(tmp_path: Path) -> None:
     ("what is the KilnDoorOpen alert telling me about the firing?", "Meaning"),
     ("what does the Kiln in KilnDoorOpen stand for?", "Meaning"),
     ("what do I lose when the kiln door is left open and the firing stalls?", "Impact"),
+    ("the ware on every shelf is under-fired, what triggers it?", "Meaning"),
 ], ids=["asks-mean", "asks-how-long", "asks-how-few", "asks-how-bad", "describes-only", "asks-how",
         "do-instead", "do-first", "alert-name-asks-what-to-do", "the-fixes", "what-resolves", "telling-me",
-        "stand-for", "i-lose"])
+        "stand-for", "i-lose", "what-triggers"])
 def test_meaning_hands_to_mitigation_only_when_asked_what_to_do(tmp_path: Path, query: str, heading: str) -> None:
     """Meaning keeps a question that asks what it means, asks a quantity or a degree ("how long",
     "how few": how and a word of measure), or only describes, and "how bad is it" asks for the
@@ -1207,7 +1208,7 @@ def test_meaning_hands_to_mitigation_only_when_asked_what_to_do(tmp_path: Path, 
     the Mitigation, also when the question names only the alert ("what should I do when
     KilnDoorOpen fires?"), and so does a fix cue in another form than the verb's ("what are the
     fixes?", "what resolves it?"). What the alert is telling me, or what its name stands for,
-    asks for the Meaning; what I lose, for the Impact."""
+    asks for the Meaning, as does what triggers it; what I lose, for the Impact."""
     files, _, _ = CASES["asks-what-to-do-gets-mitigation"]
     db = build_case(tmp_path, files)
     assert [h.heading for h in mdfts.search(db, query, limit=1)] == [heading]
