@@ -423,19 +423,17 @@ insert into mdfts_roles (cue, word) values
   ('confirm', 'investigation'), ('tell whether', 'diagnosis'), ('tell whether', 'investigation'),
   ('tell if', 'diagnosis'), ('tell if', 'investigation'),
   ('symptom', 'symptoms'), ('symptoms', 'symptoms'),
-  ('what triggers', 'meaning'), ('what triggers', 'description'), ('triggers it', 'meaning'),
-  ('triggers it', 'description'), ('to trigger', 'meaning'), ('to trigger', 'description'),
-  ('it trigger', 'meaning'), ('it trigger', 'description'), ('it triggers', 'meaning'),
-  ('it triggers', 'description'), ('alert trigger', 'meaning'), ('alert trigger', 'description'),
-  ('alert triggers', 'meaning'), ('alert triggers', 'description'), ('it fires', 'meaning'),
-  ('it fires', 'description'), ('it alerts', 'meaning'), ('it alerts', 'description'),
-  ('stand for', 'meaning'), ('stand for', 'description'), ('stands for', 'meaning'),
-  ('stands for', 'description'), ('telling me', 'meaning'), ('telling me', 'description'),
-  ('telling us', 'meaning'), ('telling us', 'description'),
   ('i lose', 'impact'), ('we lose', 'impact'), ('i miss', 'impact'), ('we miss', 'impact'),
   ('prevent', 'prevention'), ('prevents', 'prevention'), ('preventing', 'prevention'),
   ('avoid', 'prevention'), ('avoiding', 'prevention'), ('in future', 'prevention'),
   ('the future', 'prevention'), ('first place', 'prevention');
+-- More meaning cues, each asking for both a Meaning and a Description.
+insert into mdfts_roles (cue, word)
+select c.column1, w.column1
+from (values ('what triggers'), ('triggers it'), ('to trigger'), ('it trigger'), ('it triggers'),
+             ('alert trigger'), ('alert triggers'), ('it fires'), ('it alerts'), ('stand for'),
+             ('stands for'), ('telling me'), ('telling us')) as c,
+     (values ('meaning'), ('description')) as w;
 -- The fix cues in their other forms a question writes, each asking what its verb asks.
 insert into mdfts_roles (cue, word)
 select f.column2, r.word
