@@ -1109,7 +1109,9 @@ weight(bm, cover, exact, hprec, file, phrase, role, empty, ident, answer, near, 
 -- before an indirect question - which, if, whether, why ...: "how can I tell whether", "how can I
 -- see what", "how do I find out which" ask what is the case, "work out a swap" and "find a new
 -- one" do not) is the query's verb - within three words after "how"
--- ("how do I check", "how would I verify"), or anywhere when there is no "how" - and no fix
+-- ("how do I check", "how would I verify"), or anywhere when there is no "how"; or the query
+-- asks where to look - see, look, find, read or view within three words after "where": "where
+-- do I see the actual scrape error?" - and no fix
 -- cue is (in "how do I get it accepted
 -- and check it first" the question is what to do); worked out once, in a step of its own: inside
 -- key, named in many places, each copy of it cost compile time; as a subquery in base's join,
@@ -1141,7 +1143,7 @@ asks(act, chk, rq, wq) as materialized (
               and not (chk and r.cue = 'why')
               and r.word in (select word from mdfts_roles where cue in ('why', 'mean', 'means', 'impact'))) as wq
      from (select json_group_array(n) as cues from cue),
-          (select exists (select 1 from raw as d
+          (select (exists (select 1 from raw as d
                           left join raw as o1 on o1.pos = d.pos + 1 left join raw as o2 on o2.pos = d.pos + 2
                           where (lower(rtrim(d.v, '?.,;:!')) in (select cue from mdfts_roles where word = 'diagnosis')
                                  -- (the word that opens the indirect question: after a check cue
@@ -1155,6 +1157,9 @@ asks(act, chk, rq, wq) as materialized (
                                     in ('which', 'what', 'why', 'who', 'whose', 'where', 'when', 'whether', 'if', 'how'))
                             and (not exists (select 1 from raw where lower(v) = 'how')
                                  or exists (select 1 from raw as h where lower(h.v) = 'how' and d.pos between h.pos + 1 and h.pos + 3)))
+                  -- (where to look: "where can I see ...", "where do I look")
+                  or exists (select 1 from raw as wh join raw as d on d.pos between wh.pos + 1 and wh.pos + 3
+                             where lower(wh.v) = 'where' and lower(rtrim(d.v, '?.,;:!')) in ('see', 'look', 'find', 'read', 'view')))
                   and not exists (select 1 from raw
                                   where lower(rtrim(v, '?.,;:!')) in (select cue from mdfts_roles where word = 'mitigation')) as chk)
 ),

@@ -1244,13 +1244,16 @@ def test_a_question_of_prevention_asks_for_the_prevention(tmp_path: Path) -> Non
     ("a heating element of the kiln has burnt out, how do I find a new one?", "Mitigation"),
     ("how do I confirm that a heating element of the kiln has burnt out?", "Diagnosis"),
     ("how do I narrow down which heating element of the kiln has burnt out?", "Diagnosis"),
+    ("a heating element of the kiln has burnt out, where do I look?", "Diagnosis"),
+    ("a heating element of the kiln has burnt out, where can I see the zones?", "Diagnosis"),
 ], ids=["asks-how-to-check", "check-comes-later", "asks-fix-too", "tell-whether", "find-out-which",
         "work-out-if", "track-down-which", "work-out-a-thing", "check-why", "work-out-why",
-        "see-which", "find-which", "find-a-thing", "confirm", "narrow-down-which"])
+        "see-which", "find-which", "find-a-thing", "confirm", "narrow-down-which", "where-look",
+        "where-see"])
 def test_diagnosis_takes_the_meaning_only_when_asked_how_to_check(tmp_path: Path, query: str, heading: str) -> None:
     """"how do I check ..." (or confirm) asks for the Diagnosis, as do "tell", "see", "find",
     "find out", "work out", "figure out", "track down" and "narrow down" before an indirect question (which, if, whether,
-    why ...):
+    why ...), and "where do I look" or "where can I see":
     they ask what is the case; a "why" they open is what the check looks into, not a question
     for the Meaning. A check cue far from "how", a fix cue beside it, or "work out" or "find"
     with an object of its own ("work out a swap", "find a new one") leaves the question asking
