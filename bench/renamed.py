@@ -77,9 +77,11 @@ def swap(text: str, pattern: re.Pattern[str], new: dict[str, str]) -> str:
 def rename(corpus: Path, queries: Path, out: Path,
            extra: Sequence[tuple[str, str]]) -> tuple[Path, Path, dict[str, str]]:
     """Write the renamed corpus and queries under `out`; return them and the word map (old → new)."""
-    # (every file, not only the pages: a page's includes are read from the corpus too)
+    # (every file, not only the pages: a page's includes are read from the corpus too; hidden
+    # ones, a checkout's .git among them, as discover leaves them out)
     texts = {p.relative_to(corpus).as_posix(): p.read_text(encoding="utf-8", errors="surrogateescape")
-             for p in sorted(corpus.rglob("*")) if p.is_file()}
+             for p in sorted(corpus.rglob("*"))
+             if p.is_file() and not any(part.startswith(".") for part in p.relative_to(corpus).parts)}
     qtext = queries.read_text(encoding="utf-8")
     avoid = "\n".join([*texts.values(), *texts, qtext]).lower()
     names = [n for n in system_names(corpus) if n not in {o.lower() for o, _ in extra}]

@@ -434,6 +434,8 @@ def test_renamed_swaps_each_system_name_in_paths_text_and_queries(tmp_path: Path
         " when the kilns stop; see Glazebot.\n", encoding="utf-8")
     (corpus / "runbooks" / "glaze.md").write_text("# Glaze\n\n## Mixing\n\nStir the glaze twice.\n", encoding="utf-8")
     (corpus / "README.md").write_text("# Readme\n\nKiln and glaze runbooks.\n", encoding="utf-8")
+    (corpus / ".git").mkdir()
+    (corpus / ".git" / "HEAD").write_text("ref: refs/heads/kiln\n", encoding="utf-8")
     queries = tmp_path / "q.jsonl"
     queries.write_text("\n".join(json.dumps(q) for q in [
         {"id": "a", "q": "kiln-worker restart KILN_WORKER_URL", "kind": "mixed",
@@ -449,6 +451,7 @@ def test_renamed_swaps_each_system_name_in_paths_text_and_queries(tmp_path: Path
     assert text == (f"# {kiln.capitalize()} Worker\n\n## Restart\n\nSet `{kiln.upper()}_WORKER_URL`, then restart"
                     f" {kiln}-worker. {kiln.capitalize()}WorkerDown fires when the kilns stop; see Mixbot.\n")
     assert (root / "README.md").read_text(encoding="utf-8") == f"# Readme\n\n{kiln.capitalize()} and {glaze} runbooks.\n"
+    assert not (root / ".git").exists()  # (a checkout's hidden files are no part of the corpus)
     assert [json.loads(line)["q"] for line in renamed.read_text(encoding="utf-8").splitlines()] == \
         [f"{kiln}-worker restart {kiln.upper()}_WORKER_URL", f"{glaze} mixing"]
     assert json.loads(renamed.read_text(encoding="utf-8").splitlines()[0])["gold"][0]["path"] == \
