@@ -876,9 +876,10 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          question it does not name asks for a child. (An empty "## Troubleshooting" over its
 --          cases, which "X troubleshooting" names, is an answer: it stays.)
 --   ident  the share of the query's identifiers (`ident` in term) the section, its document's
---          name or another section of its page holds as written: a section of the page that
---          defines the flag or variable the query names beats one that only shares its
---          common words; an absent identifier costs every hit alike.
+--          name (not for a flag: a name holds no dashes before it) or another section of its
+--          page holds as written: a section of the page that defines the flag or variable the
+--          query names beats one that only shares its common words; an absent identifier costs
+--          every hit alike.
 --   near   the share of the query's neighbouring word pairs (see `close`) the section holds
 --          within a word of each other, either order ("mon settings" in "Mon Settings", "wet
 --          clay keeps"): words the query puts together, found together; 0 when the query names
@@ -1007,9 +1008,11 @@ feature(id, bm, cover, exact, hprec, file, fwith, fnw, ident, nexact, nident, te
                                           where r.tool
                                             and rtrim(lower(r2.v), '?.,!;:') = lower(th.t)) else 0 end) as fafter,
     max(case when th.in_file then th.pos end) - min(case when th.in_file then th.pos end) > sum(th.in_file) + 1 as fapart,
-    sum(case when not th.ident then 0 when th.tok or th.in_doc or th.in_page then 1.0 else 0 end)
+    -- (a document's name holds an identifier as written, but never a flag: git-delete-branch.md
+    -- names the command git delete-branch, not --delete-branch, which only a token can hold)
+    sum(case when not th.ident then 0 when th.tok or (th.in_doc and th.t not glob '-*') or th.in_page then 1.0 else 0 end)
       / max(sum(th.ident), 1) as ident,
-    sum(th.ident and (th.tok or th.in_doc)) as nexact, sum(th.ident) as nident,
+    sum(th.ident and (th.tok or (th.in_doc and th.t not glob '-*'))) as nexact, sum(th.ident) as nident,
     sum(th.idf * th.in_anc) / max(th.total) as anc, max(th.big) as big,
     -- (group_concat skips NULLs: without --explain this costs nothing)
     '[' || group_concat(case when (select explain from q) then json_object('pos', th.pos, 'term', th.t, 'idf', th.idf,

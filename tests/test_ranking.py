@@ -827,6 +827,21 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "the kiln door was left open and the firing stalls, what should I do?",
         ("alerts/KilnDoorOpen.md", "Mitigation"),
     ),
+    # A flag is held as written only by a token: a page named like its words (kiln-cool-down.md,
+    # the command `kiln cool-down`) does not hold `--cool-down`; the page whose example uses it does.
+    "flag-is-no-page-name": (
+        {
+            "pages/kiln-cool-down.md": (
+                "# kiln cool-down\n\n> Cool the kiln down after a firing.\n\n- Cool the kiln down slowly:\n\n"
+                "`kiln cool-down --slow`\n\n- Cool the kiln down at once:\n\n`kiln cool-down --now`\n"),
+            "pages/kiln-fire.md": (
+                "# kiln fire\n\n> Fire a load of ware.\n\n- Fire a load, then cool down on its own:\n\n"
+                "`kiln fire --cool-down`\n\n- Fire a glaze load:\n\n`kiln fire --glaze`\n"),
+            "pages/kiln-vent.md": "# kiln vent\n\n> Open or shut the vent.\n\n- Open the vent:\n\n`kiln vent --open`\n",
+        },
+        "--cool-down",
+        ("pages/kiln-fire.md", "kiln fire"),
+    ),
     # A question that asks how to keep a problem from happening ("in the first place", "prevent",
     # "avoid", "in future") asks for the runbook's Prevention, not the Mitigation that ends it.
     "asks-how-to-prevent-gets-prevention": (
