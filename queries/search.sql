@@ -871,9 +871,10 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --   empty  a page title (h1) with no text of its own, or a line or two (120 characters), but
 --          children below it: the answer is further down. A deeper section with a short
 --          paragraph of its own (250 characters) over children counts 0.15 of that, unless the
---          query names its whole heading (`hprec` 1): such a lead-in ("Node loss: a node
---          went down ...") tells what its children solve, so it shares their words, but a
---          question it does not name asks for a child. (An empty "## Troubleshooting" over its
+--          query names its whole heading (`hprec` 1) or quotes its text whole (`phrase`, see
+--          base: "fragmented state in etcd", a string its paragraph holds): such a lead-in
+--          ("Node loss: a node went down ...") tells what its children solve, so it shares
+--          their words, but a question it does not name asks for a child. (An empty "## Troubleshooting" over its
 --          cases, which "X troubleshooting" names, is an answer: it stays.)
 --   ident  the share of the query's identifiers (`ident` in term) the section, its document's
 --          name (not for a flag: a name holds no dashes before it) or another section of its
@@ -1201,8 +1202,10 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
                -- (hprec as far as the section, or its file name, holds the question: see the signals)
                + w.hprec * g.hprec * min(1.0, 0.5 + max(g.cover, g.file))
                + w.file * g.file + w.phrase * g.phrase + w.role * g.role
-               + w.empty * g.empty + w.ident * g.ident + w.trail * g.trail,
-    g.bm, g.cover, g.exact, g.hprec, g.file, g.phrase, g.role, g.empty, g.ident, g.nexact, g.nident, g.terms,
+               -- (a lead-in, `empty` below 1, whose own text the query quotes whole is asked for by
+               -- the quote, as by its whole heading: no lead-in then)
+               + w.empty * case when g.phrase > 0 and g.empty < 1 then 0 else g.empty end + w.ident * g.ident + w.trail * g.trail,
+    g.bm, g.cover, g.exact, g.hprec, g.file, g.phrase, g.role, case when g.phrase > 0 and g.empty < 1 then 0 else g.empty end, g.ident, g.nexact, g.nident, g.terms,
     s.document_id, s.parent_id,
     (lower(trim(s.heading)) in (select cue from mdfts_roles where cue like 'symptom%')
      or (lower(trim(s.heading)) in (select word from mdfts_roles where cue in ('why', 'mean', 'means', 'impact'))

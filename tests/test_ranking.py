@@ -827,6 +827,21 @@ CASES: dict[str, tuple[dict[str, str], str, tuple[str, str | None]]] = {
         "the kiln door was left open and the firing stalls, what should I do?",
         ("alerts/KilnDoorOpen.md", "Mitigation"),
     ),
+    # A lead-in (a short paragraph over children) whose own words the query quotes whole is
+    # the section asked for: the quote names it, as its whole heading would.
+    "lead-in-quoted-whole": (
+        {
+            "alerts/KilnSlowCooling.md": (
+                "# KilnSlowCooling\n\n## Meaning\n\nThe kiln cools slower than its schedule.\n\n"
+                "## Mitigation\n\nCooling is slow when the vent sticks or a damper warps.\n\n"
+                "### Replace the plate\n\nThe damper warps when the vent sticks: the damper warps, the vent "
+                "sticks more. Replace the damper plate.\n\n### Oil the hinge\n\nA stuck vent holds heat in "
+                "the kiln. Free the vent and oil its hinge.\n"),
+            "alerts/KilnVentStuck.md": "# KilnVentStuck\n\n## Meaning\n\nThe vent motor reports no movement.\n",
+        },
+        "vent sticks or a damper warps",
+        ("alerts/KilnSlowCooling.md", "Mitigation"),
+    ),
     # A flag is held as written only by a token: a page named like its words (kiln-cool-down.md,
     # the command `kiln cool-down`) does not hold `--cool-down`; the page whose example uses it does.
     "flag-is-no-page-name": (
