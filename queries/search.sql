@@ -146,7 +146,10 @@ term(pos, t, n, strong, ident, stop, tok, allstop, prv, nxt, asksym) as material
       from (
       select min(pos) as pos, max(t) as t, lower(t) as n
       from (select pos, case when t glob '*[A-Za-z]''[sS]' then substr(t, 1, length(t) - 2) else t end as t
-            from (select pos, rtrim(ltrim(v, '"''`([{<'), '"''`)]}>.,:;!?') as t from raw))
+            -- (a slash before a name of one part, '/www.example.org', is no path to the
+            -- builder, which needs two parts: it indexes the name, so the term is the name)
+            from (select pos, case when t glob '/?*' and substr(t, 2) not glob '*/*' then substr(t, 2) else t end as t
+                  from (select pos, rtrim(ltrim(v, '"''`([{<'), '"''`)]}>.,:;!?') as t from raw)))
       where t <> '' group by lower(t))) as x
     -- (an OFFSET keeps SQLite from flattening this into the select above, which would copy
     -- the token lookups into each place that names `strong`)

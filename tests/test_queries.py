@@ -321,3 +321,23 @@ def test_token_case_exact_first(tmp_path: Path) -> None:
     (docs / "b.md").write_text("# B\n\nuse `API_KEY`\n", encoding="utf-8")
     build_index([docs], tmp_path / "t.db")
     assert [(r["path"], r["exact"]) for r in token(tmp_path / "t.db", "API_KEY")] == [("b.md", 1), ("a.md", 0)]
+
+
+def test_a_slash_before_a_name_of_one_part_is_no_path(tmp_path: Path) -> None:
+    """The builder reads `'/kiln.example.org'` as the host kiln.example.org (a path has two
+    parts at least) and `/kilns/kiln.example.org` as a path: the token lookup and search.sql ask
+    for what it indexed, so the name written with its slash is found, and marked exact."""
+    import mdfts
+    from mdfts.build import build_index
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "mirror.md").write_text("# Mirror\n\n## Strip the host\n\n```sql\nREPLACE(url, '/kiln.example.org', '')\n```\n",
+                                    encoding="utf-8")
+    (docs / "paths.md").write_text("# Paths\n\nCopies sit in `/kilns/kiln.example.org`.\n", encoding="utf-8")
+    db = tmp_path / "t.db"
+    build_index([docs], db)
+    assert [(r["path"], r["token"]) for r in token(db, "/kiln.example.org")] == [("mirror.md", "kiln.example.org")]
+    assert [r["path"] for r in token(db, "/kilns/kiln.example.org")] == ["paths.md"]
+    (hit,) = mdfts.search(db, "strip /kiln.example.org", limit=1)
+    assert (hit.path, hit.heading, hit.exact) == ("mirror.md", "Strip the host", True)
