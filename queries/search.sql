@@ -877,8 +877,9 @@ termhit(id, pos, t, ident, idf, total, bm_n, any_, in_file, in_doc, in_head, ev,
 --          query names its whole heading (`hprec` 1) or quotes its text whole (`phrase`, see
 --          base: "fragmented state in etcd", a string its paragraph holds): such a lead-in
 --          ("Node loss: a node went down ...") tells what its children solve, so it shares
---          their words, but a question it does not name asks for a child. (An empty "## Troubleshooting" over its
---          cases, which "X troubleshooting" names, is an answer: it stays.)
+--          their words, but a question it does not name asks for a child. (An empty
+--          "## Troubleshooting" over its cases, which "X troubleshooting" names, is an answer:
+--          it stays.)
 --   ident  the share of the query's identifiers (`ident` in term) the section, its document's
 --          name (not for a flag: a name holds no dashes before it) or another section of its
 --          page holds as written: a section of the page that defines the flag or variable the
@@ -1224,7 +1225,8 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
     or ((not a.rq or g.role > 0) and exists (select 1 from mdfts_roles
             where cue = case when a.chk then 'check' else 'fix' end
               and instr(' ' || lower(replace(replace(replace(replace(s.heading, ':', ' '), '?', ' '), ',', ' '), '.', ' ')) || ' ', ' ' || word || ' ') > 0)),
-    g.empty > 0 and g.describes and a.act
+    -- (lead: a lead-in, not one the query quotes, see the score above)
+    g.empty > 0 and not (g.phrase > 0 and g.empty < 1) and g.describes and a.act
       and lower(trim(s.heading)) not in (select cue from mdfts_roles where cue like 'symptom%'),
     case when a.act then coalesce((select p.next_id from sections as p where p.id = s.parent_id) = s.id, 0) else 0 end,
     g.held, g.kt,
