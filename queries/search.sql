@@ -1206,10 +1206,8 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
                -- (hprec as far as the section, or its file name, holds the question: see the signals)
                + w.hprec * g.hprec * min(1.0, 0.5 + max(g.cover, g.file))
                + w.file * g.file + w.phrase * g.phrase + w.role * g.role
-               -- (a lead-in, `empty` below 1, whose own text the query quotes whole is asked for by
-               -- the quote, as by its whole heading: no lead-in then)
-               + w.empty * case when g.phrase > 0 and g.empty < 1 then 0 else g.empty end + w.ident * g.ident + w.trail * g.trail,
-    g.bm, g.cover, g.exact, g.hprec, g.file, g.phrase, g.role, case when g.phrase > 0 and g.empty < 1 then 0 else g.empty end, g.ident, g.nexact, g.nident, g.terms,
+               + w.empty * g.empty + w.ident * g.ident + w.trail * g.trail,
+    g.bm, g.cover, g.exact, g.hprec, g.file, g.phrase, g.role, g.empty, g.ident, g.nexact, g.nident, g.terms,
     s.document_id, s.parent_id,
     (lower(trim(s.heading)) in (select cue from mdfts_roles where cue like 'symptom%')
      or (lower(trim(s.heading)) in (select word from mdfts_roles where cue in ('why', 'mean', 'means', 'impact'))
@@ -1225,14 +1223,19 @@ base(id, score0, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexa
     or ((not a.rq or g.role > 0) and exists (select 1 from mdfts_roles
             where cue = case when a.chk then 'check' else 'fix' end
               and instr(' ' || lower(replace(replace(replace(replace(s.heading, ':', ' '), '?', ' '), ',', ' '), '.', ' ')) || ' ', ' ' || word || ' ') > 0)),
-    -- (lead: a lead-in, not one the query quotes, see the score above)
-    g.empty > 0 and not (g.phrase > 0 and g.empty < 1) and g.describes and a.act
+    g.empty > 0 and g.describes and a.act
       and lower(trim(s.heading)) not in (select cue from mdfts_roles where cue like 'symptom%'),
     case when a.act then coalesce((select p.next_id from sections as p where p.id = s.parent_id) = s.id, 0) else 0 end,
     g.held, g.kt,
     -- (halt: the path's file extension, see `close`)
     ' OR ("' || replace(replace(s.path, rtrim(s.path, replace(s.path, '.', '')), ''), '"', '""') || '"', g.trail, g.big
-  from signal as g join sections as s on s.id = g.id, weight as w,
+  -- (a lead-in, `empty` below 1, whose own text the query quotes whole is asked for by the
+  -- quote, as by its whole heading: no lead-in then, for the score nor for `lead`)
+  from (select id, bm, cover, exact, hprec, file, phrase, role,
+               case when phrase > 0 and empty < 1 then 0 else empty end as empty,
+               ident, nexact, nident, terms, held, describes, kt, trail, big
+        from signal) as g
+  join sections as s on s.id = g.id, weight as w,
     asks as a
 ),
 -- near (see the signals), for the eight best candidates by the score so far (near reorders the
