@@ -28,7 +28,7 @@ from mdfts.errors import MdftsError
 # Tables a reader never needs to browse: the ranking's lookup tables. Datasette hides the
 # sections_fts* tables by itself.
 HIDDEN_TABLES = ("term_df", "token_df", "mdfts_pathwords", "mdfts_stopwords", "mdfts_synonyms", "mdfts_roles",
-                 "mdfts_phrasal", "mdfts_plain",
+                 "mdfts_phrasal", "mdfts_plain", "mdfts_acronyms",
                  "token_rows", "token_norms",  # (the compact rows behind the view tokens)
                  "section_includes",  # (sections_full.included: the few sections with include directives)
                  "sections_indexed")  # (sections_fts's content; sections_full is the readable one)

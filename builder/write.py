@@ -14,6 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, cast
 
+from mdfts.acronyms import defined_json
 from mdfts.artifact import APPLICATION_ID, KIND_COLUMNS, KINDS, SCHEMA_VERSION, SOURCES, TOKENIZER, load_sql
 from mdfts.errors import MdftsError
 from mdfts.tokens import normalize
@@ -586,6 +587,7 @@ class IndexWriter:
             raise MdftsError(f"{self.out}: cannot create the index: {err}") from None
         db = self.db
         db.create_function("mdfts_ln", 1, _ln, deterministic=True)
+        db.create_function("mdfts_acronyms", 1, defined_json, deterministic=True)
         # A 4 MiB page cache and on-disk temp files keep build memory O(largest file), not
         # O(corpus): a 128 MiB cache made peak RSS grow with the corpus (44 -> 149 MB from 1x to 8x
         # of 1.9 MB, docs/bad-input.md; 198 MB for 20 MB of markdown with in-memory temp files).

@@ -151,7 +151,7 @@ def test_stored_queries_come_from_the_index(site: InProcessDatasette, index_db: 
 def test_helper_tables_are_hidden_and_sections_searchable(site: InProcessDatasette) -> None:
     tables = {t["name"]: t for t in site.get_json(f"/{DB_NAME}.json")["tables"]}
     hidden = sorted(name for name, t in tables.items() if t["hidden"])
-    assert hidden == ["mdfts_pathwords", "mdfts_phrasal", "mdfts_plain", "mdfts_roles", "mdfts_stopwords", "mdfts_synonyms",
+    assert hidden == ["mdfts_acronyms", "mdfts_pathwords", "mdfts_phrasal", "mdfts_plain", "mdfts_roles", "mdfts_stopwords", "mdfts_synonyms",
                       "section_includes", "sections_fts",
                       "sections_fts_config", "sections_fts_data", "sections_fts_docsize", "sections_fts_idx", "term_df", "token_df",
                       "token_norms", "token_rows"]

@@ -2241,3 +2241,44 @@ def test_a_heading_counts_as_far_as_its_section_holds_the_question(tmp_path: Pat
     assert glaze["signals"]["file"]["value"] == 0
     assert glaze["signals"]["hprec"]["value"] == pytest.approx(0.5 + cover, abs=1e-3)
     assert signal_by_heading(db, "where do the glaze recipes live", "hprec")["Glaze"] == pytest.approx(1.0)
+
+
+# A glossary that defines an acronym once, a runbook that writes only the acronym and one that
+# writes only the long form, and a decoy that holds the task's words but neither form.
+ACRONYM_PAGES = {
+    **FILLER_TOOLS,
+    "glossary.md": (
+        "# Glossary\n\n## Kiln terms\n\nThe Pyrometric Cone Sensor (PCS) reads the kiln's heat work; "
+        "a Glaze Drip Tray (GDT) sits under every shelf.\n"),
+    "kiln/sensor.md": "# Sensor\n\n## Recalibrate the PCS\n\nHold the PCS in the jig after every tenth firing.\n",
+    "kiln/racks.md": (
+        "# Racks\n\n## Recalibrate the cone rack sensor\n\nRecalibrate the rack's weight sensor when a "
+        "cone rack reads heavy.\n"),
+    "kiln/trays.md": (
+        "# Trays\n\n## Clear the glaze drip trays\n\nAfter each firing, lift out the glaze drip trays "
+        "and scrape them.\n"),
+    "kiln/bins.md": "# Bins\n\n## Empty the glaze bins\n\nEmpty the bins after each firing.\n",
+}
+
+
+@pytest.mark.parametrize(("query", "heading"), [
+    ("recalibrate the pyrometric cone sensor", "Recalibrate the PCS"),
+    ("how do I recalibrate pyrometric cone sensors?", "Recalibrate the PCS"),
+    ("how do I empty and scrape the GDTs?", "Clear the glaze drip trays"),
+], ids=["long-form-finds-acronym", "plural-long-form", "acronym-finds-long-form"])
+def test_an_acronym_the_docs_define_finds_its_other_form(tmp_path: Path, query: str, heading: str) -> None:
+    """The docs define PCS and GDT (mdfts_acronyms): a question that writes one form finds the
+    section that writes the other, before the glossary that defines both and the decoy that
+    holds the task's words."""
+    db = build_case(tmp_path, ACRONYM_PAGES)
+    with sqlite3.connect(db) as conn:
+        defined = sorted(conn.execute("select distinct short, long from mdfts_acronyms"))
+    assert defined == [("GDT", "glaze drip tray"), ("PCS", "pyrometric cone sensor")]
+    assert [h.heading for h in mdfts.search(db, query, limit=3)][:1] == [heading]
+
+
+def test_an_acronym_finds_its_long_form_only_as_the_docs_write_it(tmp_path: Path) -> None:
+    """"gdt" in lower case may be another word than the docs' GDT: it searches nothing more."""
+    db = build_case(tmp_path, ACRONYM_PAGES)
+    assert {h.heading for h in mdfts.search(db, "GDTs", limit=5)} == {"Kiln terms", "Clear the glaze drip trays"}
+    assert {h.heading for h in mdfts.search(db, "gdts", limit=5)} == {"Kiln terms"}

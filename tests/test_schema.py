@@ -43,6 +43,7 @@ TABLES = {
     "mdfts_roles": ["cue", "word"],
     "mdfts_phrasal": ["verb", "particle", "word"],
     "mdfts_plain": ["word", "term"],
+    "mdfts_acronyms": ["short", "long", "word"],
     "mdfts_meta": ["key", "value"],
     "mdfts_queries": ["name", "title", "description", "params", "sql"],
 }
