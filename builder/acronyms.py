@@ -24,6 +24,9 @@ _LONG_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
 _CLAUSE_END = re.compile(r"[.,;:!?()\[\]{}<>|\"\n]")
 # A link's address, "[Persistent Volume Claim](https://...) (PVC)": its text is the long form.
 _LINK_ADDRESS = re.compile(r"\]\([^()\s]*\)")
+# The brackets a section's text is read for at most: a definition comes early, and a document of
+# a million brackets must not hold the build up (4 MB of "word (VM) " took 2.4 s before).
+_MAX_BRACKETS = 1000
 # Small words a long form may hold that its acronym may skip ("Department for Work and Pensions").
 _SKIPPABLE = frozenset("a an and as at by for from in of on or the to with".split())
 
@@ -77,11 +80,13 @@ def _short(written: str) -> str:
 
 
 def defined(text: str) -> list[tuple[str, str]]:
-    """The (acronym, long form) pairs a text defines, in order of appearance: the
-    long form lower case, its last word singular ("Persistent Volume Claims (PVCs)" → PVC,
-    "persistent volume claim")."""
+    """The (acronym, long form) pairs a text defines, in order of appearance, within its first
+    1,000 brackets: the long form lower case, its last word singular ("Persistent Volume Claims
+    (PVCs)" → PVC, "persistent volume claim")."""
     found: list[tuple[str, str]] = []
-    for m in _BRACKET.finditer(text):
+    for n, m in enumerate(_BRACKET.finditer(text)):
+        if n == _MAX_BRACKETS:
+            break
         inner = m.group(1)
         if _ACRONYM.fullmatch(inner):
             # "... Long Form (ACR)": the fewest words before the bracket that spell it

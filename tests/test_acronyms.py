@@ -44,3 +44,9 @@ def test_defined_json_is_null_without_a_definition() -> None:
     assert defined_json(None) is None
     assert defined_json("Plain prose (with brackets).") is None
     assert json.loads(defined_json("A virtual machine (VM).") or "") == [["VM", "virtual machine"]]
+
+
+def test_only_the_first_thousand_brackets_are_read() -> None:
+    """A document of a million brackets must not hold the build up: a definition comes early."""
+    assert defined("See (it) here. " * 999 + "A virtual machine (VM).") == [("VM", "virtual machine")]
+    assert defined("See (it) here. " * 1000 + "A virtual machine (VM).") == []
