@@ -1085,13 +1085,12 @@ signal(id, bm, cover, exact, hprec, file, phrase, role, empty, ident, nexact, ni
     -- (n: the section's own text, its heading line aside; the children lookup last)
     -- (a page title that the query names alone, and whole - every key term in the heading, and
     -- hprec 1 - is asked for by its name: it is the answer, when the query writes identifiers
-    -- only, "KubeletPlegDurationHigh", or the title is one compound word, a name the query
-    -- spells out: "kubelet pleg duration high"; plain words, "clay storage" for "Clay storage",
-    -- ask what its children say)
+    -- only, "KubeletPlegDurationHigh", or the title is one word, a name: "Watchdog", or a
+    -- compound the query spells out, "kubelet pleg duration high"; plain words, "clay storage"
+    -- for "Clay storage", ask what its children say)
     (select case when (s.level = 1 and n <= 120
                        and not (f.allhead and f.hprec >= 0.9999
-                                and (f.allident or (instr(s.heading, ' ') = 0
-                                                    and (s.heading_parts <> '' or s.heading glob '*[-_]*')))))
+                                and (f.allident or instr(s.heading, ' ') = 0)))
                       or (s.level > 1 and n <= 250 and f.hprec < 1)
                  then coalesce((select c.parent_id from sections as c where c.id = s.next_id) = s.id, 0)
                       * case when s.level = 1 then 1.0 else 0.15 end

@@ -1885,6 +1885,21 @@ def test_a_page_title_asked_for_by_its_name_alone_is_the_answer(tmp_path: Path) 
     assert mdfts.search(db, "kiln door left open mitigation", limit=3)[0].heading == "Mitigation"
 
 
+def test_a_one_word_page_title_asked_for_alone_is_the_answer(tmp_path: Path) -> None:
+    """A title of one plain word is a name, as an identifier is: the query that is that word
+    alone asks for the page ("Watchdog"), where one of several plain words ("kiln vents") asks
+    what its children say."""
+    body = "# Pyrometer\n\n## Meaning\n\nThe pyrometer reads the kiln's heat through the spyhole.\n\n" \
+           "## Calibration\n\nCheck the pyrometer against a witness cone every tenth firing.\n"
+    files = {**FILLER_TOOLS, "kiln/pyrometer.md": body,
+             "kiln/vents.md": "# Kiln vents\n\n## Opening\n\nOpen the kiln vents below 600 degrees.\n"}
+    db = build_case(tmp_path, files)
+    top = mdfts.search(db, "pyrometer", limit=3)[0]
+    assert (top.path, top.heading) == ("kiln/pyrometer.md", "Pyrometer")
+    assert mdfts.search(db, "pyrometer calibration", limit=3)[0].heading == "Calibration"
+    assert mdfts.search(db, "kiln vents", limit=3)[0].heading == "Opening"
+
+
 def test_hprec_counts_every_part_of_a_compound_heading_the_query_names(tmp_path: Path) -> None:
     """A query that writes each part of a compound heading as its own word names all of it
     (`hprec` 1), however many parts it has, as one that writes it whole does; some of its parts
