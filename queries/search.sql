@@ -352,13 +352,14 @@ key(pos, t, n, strong, ident, df, idf, expr, hexpr, total, nparts, jw, tok, wide
           -- (an acronym the docs define, mdfts_acronyms: written as they write it, "VMs", it also
           -- finds its long form, as a phrase, "virtual machine"; and each word of a long form the
           -- query writes out, "virtual machines", also finds the acronym, as both words of a
-          -- compound find it)
+          -- compound find it; hyphens or spaces, as FTS5 reads both: "high availability" for HA,
+          -- high-availability)
           select a.long from mdfts_acronyms as a
           where a.short in (part.t, case when part.t glob '*?s' then substr(part.t, 1, length(part.t) - 1) end)
           union all
           select lower(a.short) from mdfts_acronyms as a, q
           where a.word in (part.n, case when part.n glob '*?s' then substr(part.n, 1, length(part.n) - 1) end)
-            and instr(' ' || lower(q.s), ' ' || a.long) > 0)), '') as syn,
+            and instr(' ' || replace(lower(q.s), '-', ' '), ' ' || replace(a.long, '-', ' ')) > 0)), '') as syn,
       -- (the compounds, space-separated: letters and digits only)
       (select group_concat(j.w, ' ')
        from (select part.prv || part.n as w union all select part.n || part.nxt) as j

@@ -2273,6 +2273,10 @@ ACRONYM_PAGES = {
         "# Trays\n\n## Clear the glaze drip trays\n\nAfter each firing, lift out the glaze drip trays "
         "and scrape them.\n"),
     "kiln/bins.md": "# Bins\n\n## Empty the glaze bins\n\nEmpty the bins after each firing.\n",
+    "studio/moulds.md": (
+        "# Moulds\n\n## Casting\n\nPour slip into a Slip-Casting Mould (SCM) and wait.\n\n"
+        "## Drying the SCMs\n\nStand each SCM upside down on the rack for two days.\n"),
+    "studio/rack.md": "# Rack\n\n## Drying rack\n\nThe rack stands by the door; bowls dry there for a day.\n",
 }
 
 
@@ -2280,7 +2284,8 @@ ACRONYM_PAGES = {
     ("recalibrate the pyrometric cone sensor", "Recalibrate the PCS"),
     ("how do I recalibrate pyrometric cone sensors?", "Recalibrate the PCS"),
     ("how do I empty and scrape the GDTs?", "Clear the glaze drip trays"),
-], ids=["long-form-finds-acronym", "plural-long-form", "acronym-finds-long-form"])
+    ("how long do slip casting moulds dry on the rack?", "Drying the SCMs"),
+], ids=["long-form-finds-acronym", "plural-long-form", "acronym-finds-long-form", "hyphens-or-spaces"])
 def test_an_acronym_the_docs_define_finds_its_other_form(tmp_path: Path, query: str, heading: str) -> None:
     """The docs define PCS and GDT (mdfts_acronyms): a question that writes one form finds the
     section that writes the other, before the glossary that defines both and the decoy that
@@ -2288,7 +2293,7 @@ def test_an_acronym_the_docs_define_finds_its_other_form(tmp_path: Path, query: 
     db = build_case(tmp_path, ACRONYM_PAGES)
     with sqlite3.connect(db) as conn:
         defined = sorted(conn.execute("select distinct short, long from mdfts_acronyms"))
-    assert defined == [("GDT", "glaze drip tray"), ("PCS", "pyrometric cone sensor")]
+    assert defined == [("GDT", "glaze drip tray"), ("PCS", "pyrometric cone sensor"), ("SCM", "slip-casting mould")]
     assert [h.heading for h in mdfts.search(db, query, limit=3)][:1] == [heading]
 
 
