@@ -97,8 +97,9 @@ def defined(text: str) -> list[tuple[str, str]]:
                 if _spells(words[-k:], short):
                     found.append(_pair(short, words[-k:]))
                     break
-        elif text[m.start() - 1:m.start()].isalpha() or text[m.start() - 1:m.start()] == " ":
-            # "ACR (Long Form)": the acronym right before the bracket, the bracket all words
+        elif text[m.start() - 1:m.start()].isalpha() or text[m.start() - 1:m.start()] in (" ", "\t"):
+            # "ACR (Long Form)": the acronym right before the bracket (or a space or tab before
+            # it, as _ACRONYM_BEFORE reads), the bracket all words
             last = _ACRONYM_BEFORE.search(text, max(0, m.start() - 12), m.start())
             words = _LONG_WORD.findall(inner)
             if last and " ".join(words) == " ".join(inner.split()) and _spells(words, _short(last.group(1))):

@@ -13,6 +13,7 @@ from mdfts.acronyms import defined, defined_json
     ("Each virtual machine (VM) runs in a pod.", [("VM", "virtual machine")]),
     ("**Object Storage Daemons** (OSDs) store the data.", [("OSD", "object storage daemon")]),
     ("The HPA (Horizontal Pod Autoscaler) scales it.", [("HPA", "horizontal pod autoscaler")]),
+    ("The HPA\t(Horizontal Pod Autoscaler) scales it.", [("HPA", "horizontal pod autoscaler")]),
     ("Claim a [Persistent Volume Claim](https://example.org/pvc) (PVC) first.", [("PVC", "persistent volume claim")]),
     ("PersistentVolumeClaims (PVCs) bind volumes.", [("PVC", "persistentvolumeclaim")]),
     ("Set the Quality of Service (QoS) class.", [("QoS", "quality of service")]),
@@ -21,7 +22,7 @@ from mdfts.acronyms import defined, defined_json
     ("Watch the CMO (cluster-monitoring-operator) pod.", [("CMO", "cluster-monitoring-operator")]),
     ("Both the Glaze Drip Tray (GDT) and the Pyrometric Cone Sensor (PCS).",
      [("GDT", "glaze drip tray"), ("PCS", "pyrometric cone sensor")]),
-], ids=["long-then-short", "plural-bold", "short-then-long", "link-text", "camelcase", "small-word-kept",
+], ids=["long-then-short", "plural-bold", "short-then-long", "short-tab-long", "link-text", "camelcase", "small-word-kept",
         "small-words-skipped", "hyphenated", "one-hyphenated-word", "two"])
 def test_a_definition_gives_the_acronym_and_its_long_form(text: str, pairs: list[tuple[str, str]]) -> None:
     assert defined(text) == pairs
